@@ -1,0 +1,84 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Settings shared by every Swift target.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "fbsessions",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "fbsessiond", targets: ["fbsessiond"]),
+    ],
+    targets: [
+        // C libraries, through pkg-config. Only their wrapper module may import them (.ci/run checks).
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "CCurlShims", dependencies: ["CCurl"]),
+
+        // One thin wrapper per C library; no C or Unsafe type in their public API.
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
+        .target(name: "Postgres", dependencies: ["CLibPQ"], swiftSettings: swiftSettings),
+        .target(name: "HTTPClient", dependencies: ["CCurl", "CCurlShims"], swiftSettings: swiftSettings),
+        .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
+
+        // Pure Swift helpers.
+        .target(name: "Support", swiftSettings: swiftSettings),
+        .target(name: "LocalCluster", swiftSettings: swiftSettings),
+
+        // The service.
+        .target(name: "FBSessionsCore", dependencies: ["Support", "Crypto"], swiftSettings: swiftSettings),
+        .target(
+            name: "FBSessionsStorage",
+            dependencies: ["FBSessionsCore", "Postgres", "Support", "Crypto"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FBSessionsAPI",
+            dependencies: ["FBSessionsCore", "HTTPServer", "Support"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "fbsessiond",
+            dependencies: [
+                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "HTTPServer", "HTTPClient",
+                "Postgres", "Crypto", "Support", "LocalCluster",
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Test helpers shared by the test targets.
+        .target(
+            name: "TestSupport",
+            dependencies: ["Postgres", "LocalCluster", "HTTPServer", "HTTPClient", "Support"],
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: swiftSettings),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: swiftSettings),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["HTTPServer", "HTTPClient", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HTTPClientTests",
+            dependencies: ["HTTPClient", "HTTPServer", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FBSessionsTests",
+            dependencies: [
+                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "HTTPServer", "HTTPClient", "Postgres",
+                "Crypto", "Support", "TestSupport",
+            ],
+            resources: [],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,61 @@
+/// What the server calls for every request. The API layer implements it; tests implement small ones.
+///
+/// Thread safety: every method is called on a libmicrohttpd thread and must not block. Work that waits
+/// (a database query, an outbound HTTP call) goes in ``Reply/later(_:)``: the server suspends the connection,
+/// runs the closure on a Swift task, and resumes the connection when it returns, so no thread is held meanwhile.
+public protocol RequestHandler: Sendable {
+    /// Called once the head has arrived, before any body is read. Return ``HeadDecision/reject(_:)`` to answer at
+    /// once (unknown route, wrong method, wrong content type) without reading the body.
+    func inspect(_ head: RequestHead) -> HeadDecision
+
+    /// Called with the complete request. Return ``Reply/now(_:)`` when the answer needs no waiting.
+    func respond(to request: Request) -> Reply
+
+    /// Called after each exchange ends (response sent, or connection lost), for logs and metrics. Must be quick.
+    func completed(_ record: ExchangeRecord)
+}
+
+/// The answer to ``RequestHandler/inspect(_:)``.
+public enum HeadDecision: Sendable {
+    /// Read the body and call ``RequestHandler/respond(to:)``; `route` names the matched route template for
+    /// logs and metrics (nil when unmatched).
+    case proceed(route: String?)
+    /// Answer with this response now; the body is not read.
+    case reject(Response, route: String?)
+}
+
+/// The answer to ``RequestHandler/respond(to:)``.
+public enum Reply: Sendable {
+    /// The response, ready now.
+    case now(Response)
+    /// Work that waits; the connection is suspended until it returns.
+    case later(@Sendable () async -> Response)
+}
+
+/// What happened to one request, for logs and metrics.
+public struct ExchangeRecord: Sendable {
+    /// How the exchange ended.
+    public enum Outcome: String, Sendable {
+        /// The response was sent.
+        case completed
+        /// The client went away or the connection failed before the response was sent.
+        case aborted
+        /// The connection timed out.
+        case timedOut = "timed_out"
+        /// The server shut down first.
+        case shutdown
+    }
+
+    /// The request id sent back in `X-Request-Id`.
+    public let requestID: String
+    /// The method.
+    public let method: String
+    /// The matched route template, or nil when no route matched.
+    public let route: String?
+    /// The status code queued, or nil when none was.
+    public let status: Int?
+    /// Seconds from the head's arrival to the end.
+    public let duration: Double
+    /// How it ended.
+    public let outcome: Outcome
+}

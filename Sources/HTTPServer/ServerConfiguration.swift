@@ -1,0 +1,28 @@
+/// Settings of a ``Server``. Every field has a documented default.
+public struct ServerConfiguration: Sendable {
+    /// The address to listen on: an IPv4 address, `localhost`, or a bracketed IPv6 address. Default `127.0.0.1`.
+    public var host: String = "127.0.0.1"
+    /// The port; 0 picks a free one (read it back from ``Server/port``). Default 8080.
+    public var port: Int = 8080
+    /// Largest request body accepted; more gives 413. Default 1 MiB.
+    public var maxBodyBytes: Int = 1 << 20
+    /// Largest request head (request line and header fields) answered normally; more gives 431 in the
+    /// contract's error shape. Default 16 KiB. Heads beyond ``connectionMemoryLimit`` get libmicrohttpd's own 431.
+    public var maxHeaderBytes: Int = 16 << 10
+    /// Memory libmicrohttpd may use per connection for the head and buffers. Default 64 KiB.
+    public var connectionMemoryLimit: Int = 64 << 10
+    /// Most connections open at once; more are refused at accept. Default 4096.
+    public var connectionLimit: Int = 4096
+    /// Seconds a connection may stay idle (keep-alive, or a slow client sending nothing) before it is closed.
+    /// Default 30.
+    public var connectionTimeout: Int = 30
+    /// Seconds a suspended request may wait for its handler before the server answers 503 itself. Default 60.
+    public var handlerTimeout: Double = 60
+    /// Threads polling sockets (libmicrohttpd's thread pool). Default: the number of processors.
+    public var threads: Int = 0
+    /// The listen backlog. Default 1024.
+    public var backlog: Int = 1024
+
+    /// Creates a configuration with the defaults.
+    public init() {}
+}

@@ -1,0 +1,256 @@
+internal import CMicroHTTPD
+import Foundation
+
+/// The part of the server that libmicrohttpd calls into. Kept apart from ``Server`` so that the daemon, which
+/// holds an unretained pointer to this object, is always stopped before this object can go away.
+///
+/// Thread safety: the `handle…` methods run on libmicrohttpd threads; `finish` runs on Swift tasks; shared state
+/// (`waiting`, counters, `stopping`) is guarded by `lock`.
+final class ServerCore: @unchecked Sendable {
+    let configuration: ServerConfiguration
+    let handler: any RequestHandler
+    private let lock = NSLock()
+    private var waiting: [ObjectIdentifier: Exchange] = [:]
+    private var stopping = false
+    private var draining = false
+    private var liveExchanges = 0
+
+    init(configuration: ServerConfiguration, handler: any RequestHandler) {
+        self.configuration = configuration
+        self.handler = handler
+    }
+
+    /// Requests that have started and not yet ended.
+    var activeExchanges: Int { lock.withLock { liveExchanges } }
+
+    // MARK: Called by the thunks
+
+    func begin(rawURI: String) -> Exchange {
+        lock.withLock { liveExchanges += 1 }
+        return Exchange(rawURI: rawURI)
+    }
+
+    func end(_ exchange: Exchange, termination: MHD_RequestTerminationCode) {
+        lock.withLock {
+            liveExchanges -= 1
+            waiting[ObjectIdentifier(exchange)] = nil
+        }
+        let outcome: ExchangeRecord.Outcome
+        switch termination {
+        case .REQUEST_TERMINATED_COMPLETED_OK: outcome = .completed
+        case .REQUEST_TERMINATED_TIMEOUT_REACHED: outcome = .timedOut
+        case .REQUEST_TERMINATED_DAEMON_SHUTDOWN: outcome = .shutdown
+        default: outcome = .aborted
+        }
+        handler.completed(
+            ExchangeRecord(
+                requestID: exchange.head?.requestID ?? "-", method: exchange.head?.method ?? "-",
+                route: exchange.route, status: exchange.status, duration: exchange.secondsSinceStart,
+                outcome: outcome))
+    }
+
+    /// One call of the access handler. Returns false to make libmicrohttpd drop the connection.
+    func handle(
+        _ exchange: Exchange, connection: OpaquePointer, method: String, upload: UnsafePointer<CChar>?,
+        uploadSize: UnsafeMutablePointer<Int>
+    ) -> Bool {
+        switch exchange.state {
+        case .new:
+            return start(exchange, connection: connection, method: method)
+        case .receiving, .discarding:
+            if uploadSize.pointee > 0 {
+                return receive(exchange, bytes: upload, count: uploadSize)
+            }
+            return dispatch(exchange, connection: connection)
+        case .waiting:
+            return true
+        case .ready(let response):
+            return queue(response, for: exchange, on: connection)
+        case .responded:
+            uploadSize.pointee = 0
+            return true
+        }
+    }
+
+    // MARK: Steps
+
+    private func start(_ exchange: Exchange, connection: OpaquePointer, method: String) -> Bool {
+        let collected = HeaderCollector()
+        let box = Unmanaged.passUnretained(collected).toOpaque()
+        _ = MHD_get_connection_values(connection, .HEADER_KIND, headerIteratorThunk, box)
+        let requestID = RequestIDs.accept(collected.headers["X-Request-Id"])
+        let (path, query) = exchange.pathAndQuery
+        let head = RequestHead(
+            method: method, path: path, rawQuery: query, headers: collected.headers, requestID: requestID)
+        exchange.head = head
+
+        let headBytes = method.utf8.count + exchange.rawURI.utf8.count + collected.bytes
+        if headBytes > configuration.maxHeaderBytes {
+            let response = Response.error(
+                status: 431, code: "headers_too_large",
+                message: "The request head is larger than \(configuration.maxHeaderBytes) bytes.")
+            return queue(response, for: exchange, on: connection)
+        }
+        switch handler.inspect(head) {
+        case .reject(let response, let route):
+            exchange.route = route
+            return queue(response, for: exchange, on: connection)
+        case .proceed(let route):
+            exchange.route = route
+        }
+        if let length = head.headers["Content-Length"], let declared = Int(length),
+            declared > configuration.maxBodyBytes
+        {
+            return queue(Self.tooLarge(configuration.maxBodyBytes), for: exchange, on: connection)
+        }
+        exchange.state = .receiving
+        return true
+    }
+
+    private func receive(_ exchange: Exchange, bytes: UnsafePointer<CChar>?, count: UnsafeMutablePointer<Int>) -> Bool {
+        let size = count.pointee
+        count.pointee = 0
+        if case .receiving = exchange.state, let bytes, exchange.body.count + size <= configuration.maxBodyBytes {
+            bytes.withMemoryRebound(to: UInt8.self, capacity: size) {
+                exchange.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size))
+            }
+            return true
+        }
+        // Over the limit (a chunked body, or one longer than it said): drop the rest, answer 413 at the end,
+        // and cut off a client that keeps sending far past the limit.
+        exchange.state = .discarding
+        exchange.body = []
+        exchange.discardedBytes += size
+        return exchange.discardedBytes <= 4 * configuration.maxBodyBytes
+    }
+
+    private func dispatch(_ exchange: Exchange, connection: OpaquePointer) -> Bool {
+        guard case .receiving = exchange.state, let head = exchange.head else {
+            return queue(Self.tooLarge(configuration.maxBodyBytes), for: exchange, on: connection)
+        }
+        let request = Request(head: head, body: exchange.body)
+        exchange.body = []
+        switch handler.respond(to: request) {
+        case .now(let response):
+            return queue(response, for: exchange, on: connection)
+        case .later(let work):
+            let accepted: Bool = lock.withLock {
+                guard !stopping else { return false }
+                exchange.state = .waiting
+                exchange.connection = connection
+                waiting[ObjectIdentifier(exchange)] = exchange
+                return true
+            }
+            guard accepted else {
+                return queue(Self.shuttingDown(head.requestID), for: exchange, on: connection)
+            }
+            MHD_suspend_connection(connection)
+            run(work, for: exchange, requestID: head.requestID)
+            return true
+        }
+    }
+
+    /// Runs a waiting handler on a task, racing it against the handler timeout.
+    private func run(_ work: @escaping @Sendable () async -> Response, for exchange: Exchange, requestID: String) {
+        let timeout = configuration.handlerTimeout
+        let box = ExchangeBox(exchange)
+        Task.detached { [self] in
+            let response = await withTaskGroup(of: Response?.self) { group in
+                group.addTask { await work() }
+                group.addTask {
+                    try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                    return Task.isCancelled ? nil : Self.handlerTimedOut(requestID)
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+            self.finish(box.exchange, with: response ?? Self.handlerTimedOut(requestID))
+        }
+    }
+
+    /// Hands a finished response back to the suspended connection and resumes it.
+    func finish(_ exchange: Exchange, with response: Response) {
+        lock.withLock {
+            guard case .waiting = exchange.state, let connection = exchange.connection,
+                waiting.removeValue(forKey: ObjectIdentifier(exchange)) != nil
+            else { return }
+            exchange.state = .ready(response)
+            exchange.connection = nil
+            MHD_resume_connection(connection)
+        }
+    }
+
+    /// Answers every suspended request with 503 and refuses new waiting work. Called before the daemon stops.
+    func resumeAllForShutdown() {
+        let pending: [Exchange] = lock.withLock {
+            stopping = true
+            return Array(waiting.values)
+        }
+        for exchange in pending {
+            finish(exchange, with: Self.shuttingDown(exchange.head?.requestID))
+        }
+    }
+
+    /// From now on every response asks the client to close its connection.
+    func beginDraining() {
+        lock.withLock { draining = true }
+    }
+
+    /// Number of requests suspended while a handler works.
+    var waitingCount: Int { lock.withLock { waiting.count } }
+
+    private func queue(_ response: Response, for exchange: Exchange, on connection: OpaquePointer) -> Bool {
+        exchange.state = .responded
+        exchange.status = response.status
+        let made = response.body.withUnsafeBytes { raw in
+            MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let made else { return false }
+        defer { MHD_destroy_response(made) }
+        for field in response.headers {
+            _ = MHD_add_response_header(made, field.name, field.value)
+        }
+        if let requestID = exchange.head?.requestID {
+            _ = MHD_add_response_header(made, "X-Request-Id", requestID)
+        }
+        if lock.withLock({ draining }) {
+            _ = MHD_add_response_header(made, "Connection", "close")
+        }
+        return MHD_queue_response(connection, UInt32(response.status), made) == .YES
+    }
+
+    // MARK: Errors the HTTP layer answers itself
+
+    static func tooLarge(_ limit: Int) -> Response {
+        .error(status: 413, code: "payload_too_large", message: "The request body is larger than \(limit) bytes.")
+    }
+
+    static func handlerTimedOut(_ requestID: String?) -> Response {
+        var response = Response.error(
+            status: 503, code: "timeout", message: "The request took too long; try again.", requestID: requestID)
+        response.headers.add("Retry-After", "1")
+        return response
+    }
+
+    static func shuttingDown(_ requestID: String?) -> Response {
+        var response = Response.error(
+            status: 503, code: "shutting_down", message: "The server is shutting down; try again.",
+            requestID: requestID)
+        response.headers.add("Retry-After", "1")
+        response.headers.add("Connection", "close")
+        return response
+    }
+}
+
+/// Carries an exchange into a task. The exchange is only touched there through `ServerCore.finish`, under the lock.
+private struct ExchangeBox: @unchecked Sendable {
+    let exchange: Exchange
+    init(_ exchange: Exchange) { self.exchange = exchange }
+}
+
+/// Collects header fields during `MHD_get_connection_values`; lives on the caller's stack frame.
+final class HeaderCollector {
+    var headers = HTTPHeaders()
+    var bytes = 0
+}

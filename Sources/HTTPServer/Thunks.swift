@@ -1,0 +1,65 @@
+internal import CMicroHTTPD
+import Foundation
+
+// Every C callback libmicrohttpd makes into the server. Each unwraps its context, calls one Swift method, and maps
+// the result to the C return code. None is a closure, so none is isolated to an actor.
+
+/// Called by libmicrohttpd on a polling thread as soon as a request line is read, with the raw URI (path and
+/// query, still percent-encoded). Unwraps `cls` as the unretained ``ServerCore``. Returns the new ``Exchange``,
+/// retained; libmicrohttpd stores it as the request's context.
+func uriLogThunk(
+    _ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    guard let cls else { return nil }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    let exchange = core.begin(rawURI: uri.map { String(cString: $0) } ?? "")
+    return Unmanaged.passRetained(exchange).toOpaque()  // balanced by release() in requestCompletedThunk
+}
+
+/// The access handler: called by libmicrohttpd on a polling thread once the head is in, once per body chunk,
+/// once when the body is complete, and again after the connection is resumed. Unwraps `cls` as the unretained
+/// ``ServerCore`` and `*context` as the ``Exchange`` made by ``uriLogThunk``.
+func accessHandlerThunk(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
+    _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
+    _ uploadDataSize: UnsafeMutablePointer<Int>?, _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let cls, let connection, let uploadDataSize, let context, let stored = context.pointee else {
+        return .NO
+    }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    let exchange = Unmanaged<Exchange>.fromOpaque(stored).takeUnretainedValue()
+    let keep = core.handle(
+        exchange, connection: connection, method: method.map { String(cString: $0) } ?? "",
+        upload: uploadData, uploadSize: uploadDataSize)
+    return keep ? .YES : .NO
+}
+
+/// Called by libmicrohttpd on a polling thread when a request ends (sent, aborted, timed out or shut down).
+/// Unwraps `cls` as the unretained ``ServerCore`` and releases the ``Exchange`` retained by ``uriLogThunk``.
+func requestCompletedThunk(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ context: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ termination: MHD_RequestTerminationCode
+) {
+    guard let cls, let context, let stored = context.pointee else { return }
+    context.pointee = nil
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    let exchange = Unmanaged<Exchange>.fromOpaque(stored)
+    core.end(exchange.takeUnretainedValue(), termination: termination)
+    exchange.release()  // balances passRetained in uriLogThunk
+}
+
+/// Called by `MHD_get_connection_values` on the calling thread, once per header field. Unwraps `cls` as the
+/// unretained ``HeaderCollector`` of the caller's frame.
+func headerIteratorThunk(
+    _ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?,
+    _ value: UnsafePointer<CChar>?
+) -> MHD_Result {
+    guard let cls, let key else { return .YES }
+    let collector = Unmanaged<HeaderCollector>.fromOpaque(cls).takeUnretainedValue()
+    let name = String(cString: key)
+    let text = value.map { String(cString: $0) } ?? ""
+    collector.headers.add(name, text)
+    collector.bytes += name.utf8.count + text.utf8.count + 4
+    return .YES
+}

@@ -1,0 +1,13 @@
+import Foundation
+
+/// Runs blocking work (socket reads, sleeps, child processes) on a thread of its own and awaits its result.
+///
+/// Swift's cooperative pool has one thread per core; a test that blocks one of them can starve the very server
+/// tasks it is waiting for. Every test that blocks goes through this.
+public func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+}

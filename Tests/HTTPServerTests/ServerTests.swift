@@ -1,0 +1,252 @@
+import Foundation
+import HTTPServer
+import Testing
+import TestSupport
+
+/// A handler with a few fixed routes, used to drive the server through real sockets.
+private struct DemoHandler: RequestHandler {
+    let records = RecordLog()
+
+    func inspect(_ head: RequestHead) -> HeadDecision {
+        switch (head.method, head.path) {
+        case ("GET", "/hello"), ("POST", "/echo"), ("GET", "/slow"), ("GET", "/never"), ("GET", "/raw%2Fpath"):
+            return .proceed(route: head.path)
+        default:
+            return .reject(.error(status: 404, code: "not_found", message: "No such route."), route: nil)
+        }
+    }
+
+    func respond(to request: Request) -> Reply {
+        switch request.path {
+        case "/hello":
+            return .now(.json(status: 200, body: Array(#"{"hello":"world"}"#.utf8)))
+        case "/echo":
+            return .now(Response(status: 200, headers: ["Content-Type": "application/octet-stream"], body: request.body))
+        case "/slow":
+            return .later {
+                try? await Task.sleep(nanoseconds: 1_000_000_000)
+                return .json(status: 200, body: Array(#"{"slow":true}"#.utf8))
+            }
+        case "/never":
+            return .later {
+                try? await Task.sleep(nanoseconds: 30_000_000_000)
+                return .json(status: 200, body: [])
+            }
+        default:
+            return .now(Response(status: 200, body: Array((request.head.path + "?" + request.head.rawQuery).utf8)))
+        }
+    }
+
+    func completed(_ record: ExchangeRecord) {
+        records.append(record)
+    }
+}
+
+/// Exchange records gathered from the server's threads.
+private final class RecordLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var records: [ExchangeRecord] = []
+    func append(_ record: ExchangeRecord) { lock.withLock { records.append(record) } }
+    var all: [ExchangeRecord] { lock.withLock { records } }
+}
+
+private func makeServer(_ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws -> (Server, DemoHandler) {
+    var configuration = ServerConfiguration()
+    configuration.port = 0
+    adjust(&configuration)
+    let handler = DemoHandler()
+    return (try Server(configuration: configuration, handler: handler), handler)
+}
+
+private func get(_ path: String, headers: String = "") -> String {
+    "GET \(path) HTTP/1.1\r\nHost: localhost\r\n\(headers)\r\n"
+}
+
+@Suite("HTTP server over real sockets")
+struct ServerTests {
+    @Test func answersAndKeepsAlive() async throws {
+        try await onThread {
+            let (server, _) = try makeServer()
+            defer { server.shutdown() }
+            let connection = try RawConnection(port: server.port)
+            for _ in 0..<3 {
+                connection.send(get("/hello"))
+                let reply = try connection.readReply()
+                #expect(reply.status == 200)
+                #expect(reply.text == #"{"hello":"world"}"#)
+                #expect(reply.headers["content-type"] == "application/json")
+            }
+        }
+    }
+
+    @Test func requestIDIsTakenWhenWellFormedAndMadeOtherwise() async throws {
+        try await onThread {
+            let (server, _) = try makeServer()
+            defer { server.shutdown() }
+            let connection = try RawConnection(port: server.port)
+            connection.send(get("/hello", headers: "X-Request-Id: abc-123.x\r\n"))
+            #expect(try connection.readReply().headers["x-request-id"] == "abc-123.x")
+            connection.send(get("/hello", headers: "X-Request-Id: bad id with spaces\r\n"))
+            let made = try connection.readReply().headers["x-request-id"] ?? ""
+            #expect(made.count == 32 && made.allSatisfy(\.isHexDigit))
+            connection.send(get("/nowhere"))
+            let missing = try connection.readReply()
+            #expect(missing.status == 404)
+            #expect(missing.headers["x-request-id"]?.count == 32)
+            #expect(missing.text.contains(#""code":"not_found""#))
+        }
+    }
+
+    @Test func pathIsPassedStillPercentEncoded() async throws {
+        try await onThread {
+            let (server, _) = try makeServer()
+            defer { server.shutdown() }
+            let connection = try RawConnection(port: server.port)
+            connection.send(get("/raw%2Fpath?a=b%20c&d"))
+            #expect(try connection.readReply().text == "/raw%2Fpath?a=b%20c&d")
+        }
+    }
+
+    @Test func bodyIsEchoedAndLimitGives413() async throws {
+        try await onThread {
+            let (server, _) = try makeServer { $0.maxBodyBytes = 1024 }
+            defer { server.shutdown() }
+            let connection = try RawConnection(port: server.port)
+            let body = String(repeating: "x", count: 1024)
+            connection.send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 1024\r\n\r\n" + body)
+            #expect(try connection.readReply().text == body)
+
+            let declared = try RawConnection(port: server.port)
+            declared.send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 1025\r\n\r\n")
+            let tooBig = try declared.readReply()
+            #expect(tooBig.status == 413)
+            #expect(tooBig.text.contains(#""code":"payload_too_large""#))
+
+            let chunked = try RawConnection(port: server.port)
+            let chunk = String(repeating: "y", count: 800)
+            chunked.send(
+                "POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "320\r\n\(chunk)\r\n320\r\n\(chunk)\r\n0\r\n\r\n")
+            #expect(try chunked.readReply().status == 413)
+        }
+    }
+
+    @Test func oversizedHeadsGet431() async throws {
+        try await onThread {
+            let (server, _) = try makeServer { $0.maxHeaderBytes = 4096 }
+            defer { server.shutdown() }
+            let connection = try RawConnection(port: server.port)
+            connection.send(get("/hello", headers: "X-Big: \(String(repeating: "a", count: 8000))\r\n"))
+            let reply = try connection.readReply()
+            #expect(reply.status == 431)
+            #expect(reply.text.contains(#""code":"headers_too_large""#))
+
+            let huge = try RawConnection(port: server.port)
+            huge.send(get("/hello", headers: "X-Huge: \(String(repeating: "a", count: 200_000))\r\n"))
+            #expect(try huge.readReply().status == 431)
+        }
+    }
+
+    @Test func idleAndSlowClientsAreDisconnected() async throws {
+        try await onThread {
+            let (server, _) = try makeServer { $0.connectionTimeout = 1 }
+            defer { server.shutdown() }
+            let slow = try RawConnection(port: server.port, timeout: 4)
+            slow.send("GET /hello HTTP/1.1\r\nHost: ")
+            let started = Date()
+            #expect(slow.peerClosed())
+            #expect(Date().timeIntervalSince(started) < 3.5)
+            let fine = try RawConnection(port: server.port)
+            fine.send(get("/hello"))
+            #expect(try fine.readReply().status == 200)
+        }
+    }
+
+    @Test func halfClosedClientGetsItsAnswer() async throws {
+        try await onThread {
+            let (server, _) = try makeServer()
+            defer { server.shutdown() }
+            let connection = try RawConnection(port: server.port)
+            connection.send(get("/hello"))
+            connection.shutdownWrite()
+            #expect(try connection.readReply().status == 200)
+        }
+    }
+
+    @Test func waitingRequestsHoldNoThread() async throws {
+        try await onThread {
+            let (server, _) = try makeServer { $0.threads = 2 }
+            defer { server.shutdown() }
+            let count = 500
+            let started = Date()
+            let connections = try (0..<count).map { _ in try RawConnection(port: server.port, timeout: 10) }
+            for connection in connections { connection.send(get("/slow")) }
+
+            // While every slow request waits, a fast one is answered at once.
+            let probeStart = Date()
+            let probe = try RawConnection(port: server.port)
+            probe.send(get("/hello"))
+            #expect(try probe.readReply().status == 200)
+            let probeSeconds = Date().timeIntervalSince(probeStart)
+
+            for connection in connections {
+                #expect(try connection.readReply().status == 200)
+            }
+            let total = Date().timeIntervalSince(started)
+            print("waiting test: \(count) requests of 1 s in \(total) s; /hello meanwhile in \(probeSeconds * 1000) ms")
+            #expect(total < 4)
+            #expect(probeSeconds < 0.5)
+        }
+    }
+
+    @Test func handlerTimeoutAnswers503() async throws {
+        try await onThread {
+            let (server, _) = try makeServer { $0.handlerTimeout = 0.3 }
+            defer { server.shutdown() }
+            let connection = try RawConnection(port: server.port)
+            connection.send(get("/never"))
+            let reply = try connection.readReply()
+            #expect(reply.status == 503)
+            #expect(reply.headers["retry-after"] == "1")
+        }
+    }
+
+    @Test func shutdownFinishesInFlightRequestsThenRefuses() async throws {
+        try await onThread {
+            let (server, handler) = try makeServer()
+            let connection = try RawConnection(port: server.port, timeout: 10)
+            connection.send(get("/slow"))
+            Thread.sleep(forTimeInterval: 0.1)
+            let port = server.port
+            let stopper = Thread { server.shutdown(gracePeriod: 5) }
+            stopper.start()
+            #expect(try connection.readReply().status == 200)
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(throws: (any Error).self) {
+                let late = try RawConnection(port: port)
+                late.send(get("/hello"))
+                _ = try late.readReply()
+            }
+            #expect(handler.records.all.contains { $0.route == "/slow" && $0.status == 200 })
+        }
+    }
+
+    @Test func everyExchangeIsReleased() async throws {
+        try await onThread {
+            let (server, handler) = try makeServer()
+            defer { server.shutdown() }
+            for path in ["/hello", "/nowhere", "/hello"] {
+                let connection = try RawConnection(port: server.port)
+                connection.send(get(path))
+                _ = try connection.readReply()
+                connection.close()
+            }
+            let aborted = try RawConnection(port: server.port)
+            aborted.send(get("/slow"))
+            aborted.close()
+            Thread.sleep(forTimeInterval: 1.3)
+            #expect(server.activeRequests == 0)
+            #expect(handler.records.all.count == 4)
+        }
+    }
+}
