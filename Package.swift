@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
 
         // One thin wrapper per C library; no C or Unsafe type in their public API.
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: swiftSettings),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Support"], swiftSettings: swiftSettings),
         .target(name: "Postgres", dependencies: ["CLibPQ"], swiftSettings: swiftSettings),
         .target(name: "HTTPClient", dependencies: ["CCurl", "CCurlShims"], swiftSettings: swiftSettings),
         .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
@@ -54,13 +54,14 @@ let package = Package(
         // Test helpers shared by the test targets.
         .target(
             name: "TestSupport",
-            dependencies: ["Postgres", "LocalCluster", "HTTPServer", "HTTPClient", "Support"],
+            dependencies: ["Postgres", "LocalCluster", "HTTPServer", "HTTPClient", "Support", "FBSessionsStorage"],
             swiftSettings: swiftSettings
         ),
 
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: swiftSettings),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: swiftSettings),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LocalClusterTests", dependencies: ["LocalCluster"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "HTTPClient", "TestSupport"],
@@ -75,9 +76,8 @@ let package = Package(
             name: "FBSessionsTests",
             dependencies: [
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "HTTPServer", "HTTPClient", "Postgres",
-                "Crypto", "Support", "TestSupport",
+                "Crypto", "Support", "TestSupport", "LocalCluster",
             ],
-            resources: [],
             swiftSettings: swiftSettings
         ),
     ]

@@ -58,4 +58,14 @@ public struct ExchangeRecord: Sendable {
     public let duration: Double
     /// How it ended.
     public let outcome: Outcome
+
+    /// Creates a record; the server makes these, and tests may too.
+    public init(requestID: String, method: String, route: String?, status: Int?, duration: Double, outcome: Outcome) {
+        self.requestID = requestID
+        self.method = method
+        self.route = route
+        self.status = status
+        self.duration = duration
+        self.outcome = outcome
+    }
 }

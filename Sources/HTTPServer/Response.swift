@@ -1,3 +1,5 @@
+import Support
+
 /// A response to send: status, header fields and body bytes.
 public struct Response: Sendable {
     /// The HTTP status code.
@@ -30,26 +32,5 @@ public struct Response: Sendable {
         }
         json += "}}"
         return .json(status: status, body: Array(json.utf8))
-    }
-}
-
-/// Minimal JSON string quoting for the few bodies the HTTP layer writes itself.
-enum JSONText {
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }

@@ -11,3 +11,14 @@ public func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) as
         thread.start()
     }
 }
+
+/// Polls `condition` until it holds or `timeout` seconds pass (blocking; use inside ``onThread(_:)``).
+/// Returns whether it held. For effects that land a moment after the action that causes them.
+public func eventually(timeout: Double = 5, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try condition() { return true }
+        Thread.sleep(forTimeInterval: 0.02)
+    }
+    return try condition()
+}

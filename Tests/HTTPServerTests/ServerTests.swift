@@ -244,7 +244,7 @@ struct ServerTests {
             let aborted = try RawConnection(port: server.port)
             aborted.send(get("/slow"))
             aborted.close()
-            Thread.sleep(forTimeInterval: 1.3)
+            #expect(eventually { server.activeRequests == 0 && handler.records.all.count == 4 })
             #expect(server.activeRequests == 0)
             #expect(handler.records.all.count == 4)
         }

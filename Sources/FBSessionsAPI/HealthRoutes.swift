@@ -1,0 +1,40 @@
+import FBSessionsCore
+import HTTPServer
+
+/// Liveness, readiness, metrics and the spec: the routes operators and tools use, without a key.
+enum HealthRoutes {
+    static func routes(_ services: Services) -> [Route] {
+        let ok = Array(#"{"status":"ok"}"#.utf8)
+        let document = services.openAPIDocument
+        let metrics = services.metrics
+        let readiness = services.readiness
+        return [
+            /// - Remark: HTTP GET /healthz (openapi.yaml operationId getHealth)
+            Route("GET", "/healthz", operationID: "getHealth", scope: nil, body: .immediate { _ in
+                .json(status: 200, body: ok)
+            }),
+            /// - Remark: HTTP GET /readyz (openapi.yaml operationId getReadiness)
+            Route("GET", "/readyz", operationID: "getReadiness", scope: nil, body: .waiting { context in
+                let state = await readiness.readiness()
+                guard state.isReady else {
+                    var error = APIError(
+                        503, .notReady,
+                        state.databaseReachable ? "Migrations are not current." : "The database is unreachable.")
+                    error.headers.add("Retry-After", "1")
+                    return error.response(requestID: context.requestID)
+                }
+                return .json(status: 200, body: Array(#"{"status":"ready"}"#.utf8))
+            }),
+            /// - Remark: HTTP GET /metrics (openapi.yaml operationId getMetrics)
+            Route("GET", "/metrics", operationID: "getMetrics", scope: nil, body: .immediate { _ in
+                Response(
+                    status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
+                    body: Array(metrics.render().utf8))
+            }),
+            /// - Remark: HTTP GET /openapi.yaml (openapi.yaml operationId getOpenAPI)
+            Route("GET", "/openapi.yaml", operationID: "getOpenAPI", scope: nil, body: .immediate { _ in
+                Response(status: 200, headers: ["Content-Type": "application/yaml; charset=utf-8"], body: document)
+            }),
+        ]
+    }
+}

@@ -1,0 +1,36 @@
+import FBSessionsCore
+import Support
+
+/// What the routes need from the rest of the service.
+public struct Services: Sendable {
+    /// Apps.
+    public let apps: any AppStore
+    /// API keys.
+    public let keys: any KeyStore
+    /// Readiness.
+    public let readiness: any ReadinessProbe
+    /// Metrics.
+    public let metrics: MetricsRegistry
+    /// The bytes of `openapi.yaml`, served as they are.
+    public let openAPIDocument: [UInt8]
+
+    /// Creates the bundle.
+    public init(
+        apps: any AppStore, keys: any KeyStore, readiness: any ReadinessProbe, metrics: MetricsRegistry,
+        openAPIDocument: [UInt8]
+    ) {
+        self.apps = apps
+        self.keys = keys
+        self.readiness = readiness
+        self.metrics = metrics
+        self.openAPIDocument = openAPIDocument
+    }
+}
+
+/// Every route of the service, one list: the router serves it, and the spec test compares it with `openapi.yaml`.
+public enum APIRoutes {
+    /// The routes.
+    public static func all(_ services: Services) -> [Route] {
+        HealthRoutes.routes(services) + AppRoutes.routes(services)
+    }
+}

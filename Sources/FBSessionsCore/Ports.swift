@@ -1,0 +1,87 @@
+/// Storage for apps. Implemented over PostgreSQL in FBSessionsStorage and in memory for unit tests.
+public protocol AppStore: Sendable {
+    /// Adds an app; its secret is encrypted with the key ring before it is stored.
+    /// - Throws: ``ServiceError/appExists(_:)`` when the name is taken.
+    func addApp(_ draft: AppDraft) async throws -> App
+    /// Every app, by name.
+    func apps() async throws -> [App]
+    /// The app with this name, if any.
+    func app(named name: String) async throws -> App?
+    /// The decrypted app secret.
+    func secret(ofApp appID: String) async throws -> String
+}
+
+/// What an operator gives to add an app.
+public struct AppDraft: Sendable {
+    /// The unique name.
+    public var name: String
+    /// The Facebook app id.
+    public var facebookAppID: String
+    /// The Facebook app secret (encrypted at rest).
+    public var secret: String
+    /// Allowed redirect URIs.
+    public var redirectURIs: [String]
+    /// Required permissions.
+    public var requiredPermissions: [String]
+
+    /// Creates a draft.
+    public init(name: String, facebookAppID: String, secret: String, redirectURIs: [String], requiredPermissions: [String]) {
+        self.name = name
+        self.facebookAppID = facebookAppID
+        self.secret = secret
+        self.redirectURIs = redirectURIs
+        self.requiredPermissions = requiredPermissions
+    }
+}
+
+/// Storage for API keys.
+public protocol KeyStore: Sendable {
+    /// Makes a key for the app; returns it with its text, which is never stored and cannot be shown again.
+    func addKey(appID: String, scopes: [Scope]) async throws -> (key: APIKey, text: String)
+    /// Every key, optionally of one app, without secrets.
+    func keys(appID: String?) async throws -> [APIKey]
+    /// Revokes a key; false when no such key exists.
+    func revokeKey(id: String) async throws -> Bool
+    /// The app and key a presented bearer key belongs to, or nil when it is unknown, revoked or wrong.
+    func authenticate(_ presented: String) async throws -> Principal?
+}
+
+/// Who is calling: an unrevoked key and its app.
+public struct Principal: Sendable, Equatable {
+    /// The key used.
+    public let key: APIKey
+    /// Its app.
+    public let app: App
+
+    /// Creates a principal.
+    public init(key: APIKey, app: App) {
+        self.key = key
+        self.app = app
+    }
+
+    /// Whether the key has `scope`.
+    public func allows(_ scope: Scope) -> Bool { key.scopes.contains(scope) }
+}
+
+/// Whether the service can serve: the database answers and its schema is current.
+public protocol ReadinessProbe: Sendable {
+    /// Checks now.
+    func readiness() async -> Readiness
+}
+
+/// The result of a readiness check.
+public struct Readiness: Sendable, Equatable {
+    /// The database answered.
+    public let databaseReachable: Bool
+    /// Every migration the binary knows is applied, and no unknown one is.
+    public let migrationsCurrent: Bool
+
+    /// Creates a result.
+    public init(databaseReachable: Bool, migrationsCurrent: Bool) {
+        self.databaseReachable = databaseReachable
+        self.migrationsCurrent = migrationsCurrent
+    }
+
+    /// Ready to serve.
+    public var isReady: Bool { databaseReachable && migrationsCurrent }
+}

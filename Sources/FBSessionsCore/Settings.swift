@@ -1,0 +1,156 @@
+import Support
+
+/// Every setting of the service, read from the environment once at start (`FBS_…` and `DATABASE_URL`).
+public struct Settings: Sendable {
+    /// libpq connection string or URI; nil means `fbsessiond run` starts a private cluster.
+    public var databaseURL: String?
+    /// Host to listen on.
+    public var listenHost: String
+    /// Port to listen on.
+    public var listenPort: Int
+    /// Graph API base URL, without version.
+    public var graphURL: String
+    /// Login dialog base URL.
+    public var dialogURL: String
+    /// Graph API version, e.g. `v21.0`.
+    public var graphVersion: String
+    /// The key ring; nil when `FBS_ENCRYPTION_KEYS` is unset.
+    public var keyring: Keyring?
+    /// Allowed picture host suffixes.
+    public var pictureHosts: [String]
+    /// Also fetch plain-http picture URLs.
+    public var pictureAllowHTTP: Bool
+    /// Log level.
+    public var logLevel: Logger.Level
+    /// Seconds a validation stays fresh.
+    public var validateTTL: Int
+    /// Seconds before a token is re-extended.
+    public var refreshAfter: Int
+    /// Accounts per owner.
+    public var maxSlots: Int
+    /// The service's public base URL.
+    public var publicURL: String
+    /// Seconds per Graph call.
+    public var graphTimeout: Double
+    /// Largest picture fetched.
+    public var pictureMaxBytes: Int
+    /// Largest request body.
+    public var maxBodyBytes: Int
+    /// Database connections in the pool.
+    public var databasePoolSize: Int
+    /// Requests that may wait for a database connection before 503.
+    public var databaseMaxWaiters: Int
+    /// Seconds a request waits for a database connection before 503.
+    public var databaseAcquireTimeout: Double
+    /// Seconds a statement may run.
+    public var statementTimeout: Double
+    /// Most open client connections.
+    public var maxConnections: Int
+    /// Seconds an idle or silent client connection is kept.
+    public var connectionTimeout: Int
+    /// Seconds in-flight requests get to finish at shutdown.
+    public var shutdownGrace: Double
+
+    /// The current Graph API version used when `FBS_GRAPH_VERSION` is unset.
+    public static let defaultGraphVersion = "v21.0"
+
+    /// Every variable read, with its default, for `--help` and `deploy/fbsessiond.env.example`.
+    public static let documented: [(name: String, defaultValue: String, meaning: String)] = [
+        ("DATABASE_URL", "", "libpq connection string or URI (unset: `fbsessiond run` starts a private cluster)"),
+        ("FBS_LISTEN", "127.0.0.1:8080", "address:port to listen on"),
+        ("FBS_GRAPH_URL", "https://graph.facebook.com", "Graph API base URL, no version"),
+        ("FBS_DIALOG_URL", "https://www.facebook.com", "login dialog base URL"),
+        ("FBS_GRAPH_VERSION", defaultGraphVersion, "Graph API version"),
+        ("FBS_ENCRYPTION_KEYS", "", "key ring kid:base64-32-bytes,...; the first encrypts (required by serve)"),
+        ("FBS_PICTURE_HOSTS", "fbcdn.net,fbsbx.com,facebook.com", "allowed picture host suffixes"),
+        ("FBS_PICTURE_ALLOW_HTTP", "false", "also fetch plain-http picture URLs (loopback tests only)"),
+        ("FBS_LOG_LEVEL", "info", "debug, info, warning or error"),
+        ("FBS_VALIDATE_TTL", "300", "seconds a validation stays fresh"),
+        ("FBS_REFRESH_AFTER", "86400", "seconds before a token is re-extended"),
+        ("FBS_MAX_SLOTS", "8", "accounts per owner"),
+        ("FBS_PUBLIC_URL", "http:// + FBS_LISTEN", "the service's public base URL"),
+        ("FBS_GRAPH_TIMEOUT", "10", "seconds per Graph call"),
+        ("FBS_PICTURE_MAX_BYTES", "5242880", "largest picture fetched"),
+        ("FBS_MAX_BODY_BYTES", "1048576", "largest request body accepted (413 beyond)"),
+        ("FBS_DB_POOL_SIZE", "10", "database connections"),
+        ("FBS_DB_MAX_WAITERS", "1000", "requests that may queue for a connection (503 beyond)"),
+        ("FBS_DB_ACQUIRE_TIMEOUT", "5", "seconds a request waits for a connection (then 503)"),
+        ("FBS_STATEMENT_TIMEOUT", "10", "seconds a statement may run"),
+        ("FBS_MAX_CONNECTIONS", "4096", "most open client connections"),
+        ("FBS_CONNECTION_TIMEOUT", "30", "seconds an idle or silent client connection is kept"),
+        ("FBS_SHUTDOWN_GRACE", "10", "seconds in-flight requests get to finish on SIGTERM"),
+    ]
+
+    /// Reads every setting; returns all problems at once instead of stopping at the first.
+    public static func parse(_ environment: [String: String]) -> Result<Settings, SettingsError> {
+        var reader = EnvironmentReader(environment)
+        let listen = reader.string("FBS_LISTEN", default: "127.0.0.1:8080")
+        var host = "127.0.0.1"
+        var port = 8080
+        if let colon = listen.lastIndex(of: ":"), let parsed = Int(listen[listen.index(after: colon)...]),
+            (0...65535).contains(parsed), colon != listen.startIndex
+        {
+            host = String(listen[..<colon])
+            port = parsed
+        } else {
+            reader.problem("FBS_LISTEN: expected address:port, e.g. 127.0.0.1:8080")
+        }
+        let graphURL = reader.string("FBS_GRAPH_URL", default: "https://graph.facebook.com")
+        let dialogURL = reader.string("FBS_DIALOG_URL", default: "https://www.facebook.com")
+        for (name, value) in [("FBS_GRAPH_URL", graphURL), ("FBS_DIALOG_URL", dialogURL)]
+        where !(value.hasPrefix("https://") || value.hasPrefix("http://")) {
+            reader.problem("\(name): expected an http(s) URL")
+        }
+        let version = reader.string("FBS_GRAPH_VERSION", default: defaultGraphVersion)
+        if version.wholeMatch(of: /v[0-9]+\.[0-9]+/) == nil {
+            reader.problem("FBS_GRAPH_VERSION: expected vMAJOR.MINOR, e.g. \(defaultGraphVersion)")
+        }
+        var keyring: Keyring?
+        if let text = reader.optionalString("FBS_ENCRYPTION_KEYS") {
+            do {
+                keyring = try Keyring(parsing: text)
+            } catch {
+                reader.problem("FBS_ENCRYPTION_KEYS: \(error.description)")
+            }
+        }
+        let hosts = reader.string("FBS_PICTURE_HOSTS", default: "fbcdn.net,fbsbx.com,facebook.com")
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        if hosts.isEmpty { reader.problem("FBS_PICTURE_HOSTS: expected at least one host suffix") }
+        let allowHTTP = reader.bool("FBS_PICTURE_ALLOW_HTTP", default: false)
+        let levelName = reader.string("FBS_LOG_LEVEL", default: "info")
+        let level = Logger.Level(name: levelName) ?? .info
+        if Logger.Level(name: levelName) == nil {
+            reader.problem("FBS_LOG_LEVEL: expected debug, info, warning or error")
+        }
+        let settings = Settings(
+            databaseURL: reader.optionalString("DATABASE_URL"),
+            listenHost: host, listenPort: port, graphURL: graphURL, dialogURL: dialogURL, graphVersion: version,
+            keyring: keyring, pictureHosts: hosts, pictureAllowHTTP: allowHTTP, logLevel: level,
+            validateTTL: reader.integer("FBS_VALIDATE_TTL", default: 300, in: 1...86_400 * 30),
+            refreshAfter: reader.integer("FBS_REFRESH_AFTER", default: 86_400, in: 60...86_400 * 60),
+            maxSlots: reader.integer("FBS_MAX_SLOTS", default: 8, in: 1...64),
+            publicURL: reader.string("FBS_PUBLIC_URL", default: "http://\(listen)"),
+            graphTimeout: reader.seconds("FBS_GRAPH_TIMEOUT", default: 10, in: 0.1...120),
+            pictureMaxBytes: reader.integer("FBS_PICTURE_MAX_BYTES", default: 5_242_880, in: 1024...(64 << 20)),
+            maxBodyBytes: reader.integer("FBS_MAX_BODY_BYTES", default: 1 << 20, in: 1024...(64 << 20)),
+            databasePoolSize: reader.integer("FBS_DB_POOL_SIZE", default: 10, in: 1...500),
+            databaseMaxWaiters: reader.integer("FBS_DB_MAX_WAITERS", default: 1000, in: 0...100_000),
+            databaseAcquireTimeout: reader.seconds("FBS_DB_ACQUIRE_TIMEOUT", default: 5, in: 0.01...300),
+            statementTimeout: reader.seconds("FBS_STATEMENT_TIMEOUT", default: 10, in: 0.01...3600),
+            maxConnections: reader.integer("FBS_MAX_CONNECTIONS", default: 4096, in: 16...1_000_000),
+            connectionTimeout: reader.integer("FBS_CONNECTION_TIMEOUT", default: 30, in: 1...3600),
+            shutdownGrace: reader.seconds("FBS_SHUTDOWN_GRACE", default: 10, in: 0...600))
+        if !reader.problems.isEmpty {
+            return .failure(SettingsError(problems: reader.problems))
+        }
+        return .success(settings)
+    }
+}
+
+/// Every invalid setting, one line each.
+public struct SettingsError: Error, CustomStringConvertible, Sendable {
+    /// One line per problem, naming the variable.
+    public let problems: [String]
+    /// All problems, one per line.
+    public var description: String { problems.joined(separator: "\n") }
+}

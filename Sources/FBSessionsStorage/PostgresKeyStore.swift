@@ -1,0 +1,77 @@
+import FBSessionsCore
+import Foundation
+import Postgres
+
+/// ``KeyStore`` over PostgreSQL: keys are stored as SHA-256 hashes; a presented key is found by the id inside it
+/// (one primary-key lookup joined with its app) and its hash compared in constant time.
+public struct PostgresKeyStore: KeyStore {
+    private let database: Database
+
+    /// Creates the store.
+    public init(database: Database) {
+        self.database = database
+    }
+
+    public func addKey(appID: String, scopes: [Scope]) async throws -> (key: APIKey, text: String) {
+        let made = APIKeyText.generate()
+        let names = scopes.map(\.rawValue)
+        let key = try await database.run { connection in
+            let rows = try connection.query(
+                """
+                INSERT INTO api_keys (id, app_id, key_hash, scopes) VALUES (\(made.id), \(appID), \(made.hash), \(names))
+                RETURNING id, app_id, scopes, created_at, revoked_at
+                """)
+            guard let row = rows.first else { throw ServiceError.unknownApp(appID) }
+            return try Self.key(from: row)
+        }
+        return (key, made.key)
+    }
+
+    public func keys(appID: String?) async throws -> [APIKey] {
+        try await database.run { connection in
+            try connection.query(
+                """
+                SELECT id, app_id, scopes, created_at, revoked_at FROM api_keys
+                WHERE \(appID)::text IS NULL OR app_id = \(appID) ORDER BY created_at, id
+                """
+            ).map(Self.key)
+        }
+    }
+
+    public func revokeKey(id: String) async throws -> Bool {
+        try await database.run { connection in
+            try connection.execute(
+                "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = \(id)") > 0
+        }
+    }
+
+    public func authenticate(_ presented: String) async throws -> Principal? {
+        guard let id = APIKeyText.id(in: presented) else { return nil }
+        let found: (Principal, [UInt8])? = try await database.run { connection in
+            let rows = try connection.query(
+                """
+                SELECT k.id AS key_id, k.key_hash, k.scopes, k.created_at AS key_created_at, \(unsafeSQL: AppRow.columns)
+                FROM api_keys k JOIN apps a ON a.id = k.app_id
+                WHERE k.id = \(id) AND k.revoked_at IS NULL
+                """)
+            guard let row = rows.first else { return nil }
+            let app = try AppRow.app(from: row)
+            let key = APIKey(
+                id: try row.decode("key_id"), appID: app.id, scopes: Self.scopes(try row.decode("scopes")),
+                createdAt: try row.decode("key_created_at"), revokedAt: nil)
+            return (Principal(key: key, app: app), try row.decode("key_hash", as: [UInt8].self))
+        }
+        guard let (principal, hash) = found, APIKeyText.matches(presented, hash: hash) else { return nil }
+        return principal
+    }
+
+    private static func key(from row: PostgresRow) throws -> APIKey {
+        APIKey(
+            id: try row.decode("id"), appID: try row.decode("app_id"), scopes: scopes(try row.decode("scopes")),
+            createdAt: try row.decode("created_at"), revokedAt: try row.decode("revoked_at", as: Date?.self))
+    }
+
+    private static func scopes(_ names: [String]) -> [Scope] {
+        names.compactMap(Scope.init(rawValue:))
+    }
+}

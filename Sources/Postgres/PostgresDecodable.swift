@@ -1,0 +1,108 @@
+import Foundation
+
+/// A value that can be read from PostgreSQL's text output format.
+///
+/// `PostgresRow.decode(_:as:)` handles SQL `NULL` itself; conforming types only see non-NULL text.
+public protocol PostgresDecodable {
+    /// Parses PostgreSQL text output.
+    ///
+    /// - Parameter postgresText: The column value as PostgreSQL prints it.
+    /// - Throws: `PostgresError` with code `.decodingFailed` if the text is not a valid value of this type.
+    init(postgresText: String) throws
+}
+
+extension PostgresError {
+    /// The error for a value that does not parse as `type`. The value itself is left out: it may be secret.
+    static func cannotDecode(_ type: Any.Type) -> PostgresError {
+        PostgresError(.decodingFailed, detail: "value is not a valid \(type)")
+    }
+}
+
+extension String: PostgresDecodable {
+    /// The text as is.
+    public init(postgresText: String) throws {
+        self = postgresText
+    }
+}
+
+extension Int: PostgresDecodable {
+    /// Parses decimal digits (int2, int4, int8).
+    public init(postgresText: String) throws {
+        guard let value = Int(postgresText) else { throw PostgresError.cannotDecode(Int.self) }
+        self = value
+    }
+}
+
+extension Int32: PostgresDecodable {
+    /// Parses decimal digits (int2, int4).
+    public init(postgresText: String) throws {
+        guard let value = Int32(postgresText) else { throw PostgresError.cannotDecode(Int32.self) }
+        self = value
+    }
+}
+
+extension Int64: PostgresDecodable {
+    /// Parses decimal digits (int2, int4, int8).
+    public init(postgresText: String) throws {
+        guard let value = Int64(postgresText) else { throw PostgresError.cannotDecode(Int64.self) }
+        self = value
+    }
+}
+
+extension Bool: PostgresDecodable {
+    /// Parses `t` or `f` (PostgreSQL's output), also `true` or `false`.
+    public init(postgresText: String) throws {
+        switch postgresText {
+        case "t", "true": self = true
+        case "f", "false": self = false
+        default: throw PostgresError.cannotDecode(Bool.self)
+        }
+    }
+}
+
+extension Double: PostgresDecodable {
+    /// Parses float4, float8 or numeric output, including `NaN`, `Infinity` and `-Infinity`.
+    public init(postgresText: String) throws {
+        switch postgresText {
+        case "NaN": self = .nan
+        case "Infinity": self = .infinity
+        case "-Infinity": self = -.infinity
+        default:
+            guard let value = Double(postgresText), value.isFinite else {
+                throw PostgresError.cannotDecode(Double.self)
+            }
+            self = value
+        }
+    }
+}
+
+extension Date: PostgresDecodable {
+    /// Parses timestamptz or timestamp output in ISO style, such as `2026-11-30 08:32:30.123456+00`.
+    /// A timestamp without an offset is read as UTC; `infinity` and `-infinity` become
+    /// `Date.distantFuture` and `Date.distantPast`.
+    public init(postgresText: String) throws {
+        self = try PostgresTimestamp.parse(postgresText)
+    }
+}
+
+extension Array: PostgresDecodable where Element: PostgresArrayElement {
+    /// For `[UInt8]`: bytea output. For `[String]`: text[] output such as `{a,"b c"}`.
+    public init(postgresText: String) throws {
+        self = try Element.postgresArray(from: postgresText)
+    }
+}
+
+extension Data: PostgresDecodable {
+    /// Parses bytea output in hex (`\x…`) or escape form.
+    public init(postgresText: String) throws {
+        self = Data(try PostgresBytea.decode(postgresText))
+    }
+}
+
+extension UUID: PostgresDecodable {
+    /// Parses uuid output.
+    public init(postgresText: String) throws {
+        guard let value = UUID(uuidString: postgresText) else { throw PostgresError.cannotDecode(UUID.self) }
+        self = value
+    }
+}

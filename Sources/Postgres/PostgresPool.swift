@@ -1,0 +1,274 @@
+import Dispatch
+
+/// A fixed-size pool of PostgreSQL connections, each with its own worker thread.
+///
+/// Bodies run synchronously on the pool's worker threads (one Foundation `Thread` per connection), never on
+/// Swift's cooperative thread pool: an async caller suspends on a continuation while its body runs, so a
+/// request waiting for the database holds neither a cooperative thread nor a server thread.
+///
+/// Waiting: when all `size` connections are busy, callers queue first-in first-out. At most `maxWaiters`
+/// wait; the next caller gets `.poolExhausted` at once. A waiter not served within `acquireTimeout` gets
+/// `.poolTimeout`; a cancelled waiter leaves the queue with `CancellationError`. No thread blocks while
+/// waiting.
+///
+/// Reconnecting: connections open lazily, on first use. A connection found broken is closed and the next
+/// use opens a new one; failing to connect throws `.connectionFailed` within about `connectTimeout`. Before
+/// lending an idle connection, the worker checks its socket without a round trip (see
+/// `PostgresConnection.isAliveWhileIdle()`); a session the server ended (restart, `pg_terminate_backend`)
+/// is replaced before the body starts. If a stale connection slips through that check, the rule is:
+/// `query(_:)`, `execute(_:)` and the `BEGIN` of `transaction(_:)` are retried once on a fresh connection
+/// when their first statement fails with `.connectionLost` on a connection reused from an earlier
+/// checkout: the pool wrote that statement and no caller code has run yet. A caller's body, in
+/// `withConnection(_:)` or inside `transaction(_:)`, is never rerun, because it may already have had
+/// effects; its error (`.connectionLost`, `isUnavailable`) reaches the caller and the next use reconnects.
+/// The retry can run a statement twice only if the server executed it and then died before answering, on
+/// the first statement sent over an idle connection; for the single statements the pool retries, that
+/// window is the same as any client's retry after a lost connection.
+///
+/// Ownership: owns its workers, their threads and connections; `shutdown()` (also run by `deinit`) ends them.
+/// Thread safety: all methods may be called from any thread or task; the state is guarded by one lock.
+public final class PostgresPool: Sendable {
+    /// The pool's settings.
+    public let configuration: Configuration
+    private let state: LockedValue<State>
+    private let workers: [PostgresPoolWorker]
+
+    private enum Phase {
+        case created, cancelled, waiting
+    }
+
+    private struct Waiter {
+        let id: UInt64
+        let job: PostgresPoolJob
+        let timeout: DispatchWorkItem
+    }
+
+    private struct State {
+        var idle: [PostgresPoolWorker]
+        var waiters: [Waiter] = []
+        var phases: [UInt64: Phase] = [:]
+        var lastID: UInt64 = 0
+        var inUse = 0
+        var open = 0
+        var isShutDown = false
+    }
+
+    /// Creates a pool and starts its worker threads. No connection opens until the first call.
+    ///
+    /// - Parameter configuration: The settings; `size` below 1 counts as 1.
+    public init(configuration: Configuration) {
+        var configuration = configuration
+        configuration.size = max(1, configuration.size)
+        configuration.maxWaiters = max(0, configuration.maxWaiters)
+        self.configuration = configuration
+        let workers = (0..<configuration.size).map { _ in PostgresPoolWorker(configuration: configuration) }
+        self.workers = workers
+        self.state = LockedValue(State(idle: workers.reversed()))
+        for (index, worker) in workers.enumerated() {
+            worker.pool = self
+            worker.start(name: "postgres-pool-\(index)")
+        }
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    /// Current use of the pool.
+    public var statistics: Statistics {
+        state.withLock { state in
+            Statistics(
+                size: configuration.size,
+                open: state.open,
+                inUse: state.inUse,
+                waiting: state.waiters.count
+            )
+        }
+    }
+
+    /// Runs `body` with a pooled connection on the connection's worker thread and returns its result.
+    ///
+    /// `body` runs synchronously and may run several statements or a `connection.transaction`. It is never
+    /// rerun by the pool. If it leaves a transaction open, the pool rolls it back.
+    ///
+    /// - Parameter body: The work; it must not keep the connection after returning.
+    /// - Returns: What `body` returns.
+    /// - Throws: `PostgresError` (`.poolExhausted`, `.poolTimeout`, `.poolClosed`, `.connectionFailed`, or
+    ///   from `body`), `CancellationError` if the task is cancelled while waiting, or what `body` throws.
+    public func withConnection<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) throws -> T
+    ) async throws -> T {
+        try await perform(retry: .never, body)
+    }
+
+    /// Runs one statement on a pooled connection and returns its rows.
+    ///
+    /// - Parameter query: The statement and its parameters.
+    /// - Returns: The rows.
+    /// - Throws: `PostgresError`, or `CancellationError` while waiting.
+    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
+        try await perform(retry: .ifFirstStatementLost) { connection in try connection.query(query) }
+    }
+
+    /// Runs one statement on a pooled connection and returns the number of rows it affected.
+    ///
+    /// - Parameter query: The statement and its parameters.
+    /// - Returns: The affected-row count.
+    /// - Throws: `PostgresError`, or `CancellationError` while waiting.
+    @discardableResult
+    public func execute(_ query: PostgresQuery) async throws -> Int {
+        try await perform(retry: .ifFirstStatementLost) { connection in try connection.execute(query) }
+    }
+
+    /// Runs `body` in a transaction on a pooled connection (`BEGIN`, then `COMMIT`, or `ROLLBACK` if it throws).
+    ///
+    /// - Parameter body: The work; it runs synchronously on the worker thread and is never rerun.
+    /// - Returns: What `body` returns.
+    /// - Throws: `PostgresError`, `CancellationError` while waiting, or what `body` throws.
+    @discardableResult
+    public func transaction<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) throws -> T
+    ) async throws -> T {
+        try await perform(retry: .ifFirstStatementLost) { connection in try connection.transaction(body) }
+    }
+
+    /// Fails every waiter with `.poolClosed`, refuses new calls, and asks each worker to close its connection
+    /// and end its thread once its current body returns. Does not wait for that. Calling it again does nothing.
+    public func shutdown() {
+        let waiters: [Waiter]? = state.withLock { state in
+            guard !state.isShutDown else { return nil }
+            state.isShutDown = true
+            let waiters = state.waiters
+            state.waiters = []
+            state.phases = [:]
+            return waiters
+        }
+        guard let waiters else { return }
+        for waiter in waiters {
+            waiter.timeout.cancel()
+            waiter.job.fail(PostgresError(.poolClosed, detail: "the pool was shut down"))
+        }
+        for worker in workers {
+            worker.stop()
+        }
+    }
+
+    private func perform<T: Sendable>(
+        retry: PostgresPoolRetry,
+        _ body: @escaping @Sendable (PostgresConnection) throws -> T
+    ) async throws -> T {
+        let id = state.withLock { state in
+            state.lastID += 1
+            state.phases[state.lastID] = .created
+            return state.lastID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let job = PostgresPoolJob(
+                    run: { worker in continuation.resume(with: worker.run(retry: retry, body)) },
+                    fail: { error in continuation.resume(throwing: error) }
+                )
+                submit(job, id: id)
+            }
+        } onCancel: {
+            cancel(id)
+        }
+    }
+
+    private enum Decision {
+        case run(PostgresPoolWorker)
+        case fail(any Error)
+        case wait
+    }
+
+    /// Lends a worker to `job`, queues it, or fails it.
+    private func submit(_ job: PostgresPoolJob, id: UInt64) {
+        let decision: Decision = state.withLock { state in
+            let phase = state.phases.removeValue(forKey: id)
+            if phase == .cancelled {
+                return .fail(CancellationError())
+            }
+            if state.isShutDown {
+                return .fail(PostgresError(.poolClosed, detail: "the pool was shut down"))
+            }
+            if let worker = state.idle.popLast() {
+                state.inUse += 1
+                return .run(worker)
+            }
+            guard state.waiters.count < configuration.maxWaiters else {
+                return .fail(PostgresError(.poolExhausted, detail: "\(state.waiters.count) callers already wait"))
+            }
+            let timeout = DispatchWorkItem { [weak self] in
+                self?.timeOut(id)
+            }
+            state.waiters.append(Waiter(id: id, job: job, timeout: timeout))
+            state.phases[id] = .waiting
+            DispatchQueue.global().asyncAfter(
+                deadline: .now() + configuration.acquireTimeout.postgresSeconds,
+                execute: timeout
+            )
+            return .wait
+        }
+        switch decision {
+        case .run(let worker): worker.submit(job)
+        case .fail(let error): job.fail(error)
+        case .wait: break
+        }
+    }
+
+    /// Removes waiter `id` from the queue, if it is still there.
+    private func removeWaiter(_ id: UInt64, from state: inout State) -> Waiter? {
+        guard state.phases[id] == .waiting, let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+            return nil
+        }
+        state.phases[id] = nil
+        return state.waiters.remove(at: index)
+    }
+
+    private func timeOut(_ id: UInt64) {
+        let waiter = state.withLock { state in removeWaiter(id, from: &state) }
+        let seconds = configuration.acquireTimeout.postgresSeconds
+        waiter?.job.fail(PostgresError(.poolTimeout, detail: "no connection became free within \(seconds) s"))
+    }
+
+    private func cancel(_ id: UInt64) {
+        let waiter: Waiter? = state.withLock { state in
+            if state.phases[id] == .created {
+                state.phases[id] = .cancelled
+                return nil
+            }
+            return removeWaiter(id, from: &state)
+        }
+        waiter?.timeout.cancel()
+        waiter?.job.fail(CancellationError())
+    }
+
+    /// Called by a worker after each job: the next waiter's job, or `nil` after marking the worker idle.
+    ///
+    /// - Parameter worker: The worker that finished.
+    /// - Returns: The job it should run next.
+    func next(after worker: PostgresPoolWorker) -> PostgresPoolJob? {
+        let waiter: Waiter? = state.withLock { state in
+            if !state.isShutDown, !state.waiters.isEmpty {
+                let waiter = state.waiters.removeFirst()
+                state.phases[waiter.id] = nil
+                return waiter
+            }
+            state.inUse -= 1
+            state.idle.append(worker)
+            return nil
+        }
+        waiter?.timeout.cancel()
+        return waiter?.job
+    }
+
+    /// Counts a connection a worker opened.
+    func connectionOpened() {
+        state.withLock { $0.open += 1 }
+    }
+
+    /// Counts a connection a worker closed.
+    func connectionClosed() {
+        state.withLock { $0.open -= 1 }
+    }
+}

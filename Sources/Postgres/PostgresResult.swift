@@ -1,0 +1,116 @@
+internal import CLibPQ
+
+/// Owns one `PGresult` and frees it with `PQclear` in `deinit`.
+///
+/// Ownership: the only owner of its `PGresult`; values are copied out into `PostgresRows` by `rows()`, so the
+/// handle never outlives this object.
+/// Thread safety: used by the thread that ran the statement, then dropped.
+final class PostgresResult {
+    /// The `PGresult*`; never NULL.
+    let handle: OpaquePointer
+
+    /// Takes ownership of `handle`.
+    ///
+    /// - Parameter handle: A result from `PQexec` or `PQexecParams`.
+    init(_ handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit {
+        PQclear(handle)
+    }
+
+    /// `PQresultStatus`.
+    var status: ExecStatusType {
+        PQresultStatus(handle)
+    }
+
+    /// One diagnostic field (`PG_DIAG_*`), if present.
+    ///
+    /// - Parameter field: The field code, such as `PG_DIAG_SQLSTATE`.
+    /// - Returns: The text.
+    func errorField(_ field: Int32) -> String? {
+        PQresultErrorField(handle, field).map { String(cString: $0) }
+    }
+
+    /// The server's error as a `PostgresError`, with every value in `secrets` scrubbed from its text.
+    ///
+    /// - Parameters:
+    ///   - code: The error code to use.
+    ///   - secrets: Parameter values and passwords to remove from the text.
+    /// - Returns: The error.
+    func error(_ code: PostgresError.Code, scrubbing secrets: [String]) -> PostgresError {
+        var parts: [String] = []
+        if let primary = errorField(DiagnosticField.messagePrimary) {
+            parts.append(primary)
+        } else if let message = PQresultErrorMessage(handle).map({ String(cString: $0) }), !message.isEmpty {
+            parts.append(message)
+        }
+        if let detail = errorField(DiagnosticField.messageDetail) {
+            parts.append("DETAIL: " + detail)
+        }
+        if let hint = errorField(DiagnosticField.messageHint) {
+            parts.append("HINT: " + hint)
+        }
+        return PostgresError(
+            code,
+            sqlState: errorField(DiagnosticField.sqlState),
+            constraintName: errorField(DiagnosticField.constraintName),
+            detail: PostgresError.scrub(parts.joined(separator: " "), removing: secrets)
+        )
+    }
+
+    /// Copies the result's columns, values and affected-row count into Swift values.
+    ///
+    /// - Returns: The rows.
+    /// - Throws: `PostgresError` with code `.decodingFailed` if libpq hands back a NULL value pointer.
+    func rows() throws -> PostgresRows {
+        let rowCount = Int(PQntuples(handle))
+        let columnCount = Int(PQnfields(handle))
+        var columns: [String] = []
+        columns.reserveCapacity(columnCount)
+        for column in 0..<columnCount {
+            columns.append(PQfname(handle, Int32(column)).map { String(cString: $0) } ?? "?column?")
+        }
+        var values: [String?] = []
+        values.reserveCapacity(rowCount * columnCount)
+        for row in 0..<rowCount {
+            for column in 0..<columnCount {
+                if PQgetisnull(handle, Int32(row), Int32(column)) == 1 {
+                    values.append(nil)
+                } else if let text = PQgetvalue(handle, Int32(row), Int32(column)) {
+                    values.append(String(cString: text))
+                } else {
+                    throw PostgresError(.decodingFailed, detail: "libpq returned no value for row \(row)")
+                }
+            }
+        }
+        let affected = PQcmdTuples(handle).map { Int(String(cString: $0)) ?? 0 } ?? 0
+        let storage =
+            columnCount == 0 && rowCount == 0
+            ? PostgresRowStorage.empty : PostgresRowStorage(columns: columns, values: values, rowCount: rowCount)
+        return PostgresRows(storage: storage, affectedRows: affected)
+    }
+
+    /// The command tag (`PQcmdStatus`), such as `COMMIT` or `ROLLBACK`.
+    var commandStatus: String {
+        PQcmdStatus(handle).map { String(cString: $0) } ?? ""
+    }
+}
+
+/// libpq's `PG_DIAG_*` field codes. They are character-literal macros in `postgres_ext.h`, which Swift does
+/// not import.
+enum DiagnosticField {
+    /// `PG_DIAG_SEVERITY_NONLOCALIZED`: `ERROR`, `FATAL`, `PANIC`, `WARNING`, `NOTICE`, …
+    static let severityNonlocalized = Int32(UInt8(ascii: "V"))
+    /// `PG_DIAG_SQLSTATE`.
+    static let sqlState = Int32(UInt8(ascii: "C"))
+    /// `PG_DIAG_MESSAGE_PRIMARY`.
+    static let messagePrimary = Int32(UInt8(ascii: "M"))
+    /// `PG_DIAG_MESSAGE_DETAIL`.
+    static let messageDetail = Int32(UInt8(ascii: "D"))
+    /// `PG_DIAG_MESSAGE_HINT`.
+    static let messageHint = Int32(UInt8(ascii: "H"))
+    /// `PG_DIAG_CONSTRAINT_NAME`.
+    static let constraintName = Int32(UInt8(ascii: "n"))
+}

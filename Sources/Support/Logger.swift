@@ -1,0 +1,153 @@
+import Foundation
+
+/// A structured logger in the shape of swift-log: a label, a level, metadata, and a handler that writes.
+///
+/// Messages are fixed strings; values go in metadata (`.ci/run` rejects interpolated messages), so a log line
+/// never mixes text with data and secrets are never formatted in by accident.
+public struct Logger: Sendable {
+    /// Severity, lowest first.
+    public enum Level: Int, Sendable, Comparable, CaseIterable {
+        case debug, info, warning, error
+
+        /// The name used in settings and log lines.
+        public var name: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .warning: "warning"
+            case .error: "error"
+            }
+        }
+
+        /// Parses `debug`, `info`, `warning` (or `warn`) and `error`.
+        public init?(name: String) {
+            switch name.lowercased() {
+            case "debug": self = .debug
+            case "info": self = .info
+            case "warning", "warn": self = .warning
+            case "error": self = .error
+            default: return nil
+            }
+        }
+
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// A metadata value.
+    public enum Value: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+        case string(String)
+        case int(Int)
+        case double(Double)
+        case bool(Bool)
+
+        public init(stringLiteral value: String) { self = .string(value) }
+        public init(integerLiteral value: Int) { self = .int(value) }
+
+        var json: String {
+            switch self {
+            case .string(let text): JSONText.quoted(text)
+            case .int(let number): String(number)
+            case .double(let number): number.isFinite ? String(number) : "null"
+            case .bool(let flag): flag ? "true" : "false"
+            }
+        }
+    }
+
+    /// The logger's name, written as `logger`.
+    public let label: String
+    /// Records below this level are dropped.
+    public var level: Level
+    /// Metadata added to every record of this logger.
+    public var metadata: [String: Value] = [:]
+    private let handler: any LogHandler
+
+    /// Creates a logger writing to `handler`.
+    public init(label: String, level: Level = .info, handler: any LogHandler = StandardErrorLogHandler.shared) {
+        self.label = label
+        self.level = level
+        self.handler = handler
+    }
+
+    /// Gets or sets one metadata value.
+    public subscript(metadataKey key: String) -> Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    /// Writes a record when `level` is at or above the logger's level.
+    public func log(_ level: Level, _ message: String, _ extra: [String: Value] = [:]) {
+        guard level >= self.level else { return }
+        var merged = metadata
+        for (key, value) in extra { merged[key] = value }
+        handler.write(LogRecord(time: Date(), level: level, label: label, message: message, metadata: merged))
+    }
+
+    /// Writes at `debug`.
+    public func debug(_ message: String, _ extra: [String: Value] = [:]) { log(.debug, message, extra) }
+    /// Writes at `info`.
+    public func info(_ message: String, _ extra: [String: Value] = [:]) { log(.info, message, extra) }
+    /// Writes at `warning`.
+    public func warning(_ message: String, _ extra: [String: Value] = [:]) { log(.warning, message, extra) }
+    /// Writes at `error`.
+    public func error(_ message: String, _ extra: [String: Value] = [:]) { log(.error, message, extra) }
+}
+
+/// One log record.
+public struct LogRecord: Sendable {
+    /// When it was made.
+    public let time: Date
+    /// Its level.
+    public let level: Logger.Level
+    /// The logger's label.
+    public let label: String
+    /// The fixed message.
+    public let message: String
+    /// Values.
+    public let metadata: [String: Logger.Value]
+
+    /// The record as one line of JSON: `time`, `level`, `logger`, `msg`, then metadata keys in sorted order.
+    public var jsonLine: String {
+        var line = #"{"time":""# + RFC3339.string(from: time) + #"","level":""# + level.name + #"","logger":"#
+        line += JSONText.quoted(label) + #","msg":"# + JSONText.quoted(message)
+        for key in metadata.keys.sorted() {
+            line += "," + JSONText.quoted(key) + ":" + (metadata[key]?.json ?? "null")
+        }
+        return line + "}"
+    }
+}
+
+/// Where log records go.
+public protocol LogHandler: Sendable {
+    /// Writes one record. Called from any thread.
+    func write(_ record: LogRecord)
+}
+
+/// Writes each record as one JSON line on standard error, with one `write(2)` per line so lines never interleave.
+public struct StandardErrorLogHandler: LogHandler {
+    /// The shared handler.
+    public static let shared = StandardErrorLogHandler()
+
+    /// Writes the record.
+    public func write(_ record: LogRecord) {
+        var bytes = Array(record.jsonLine.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.withUnsafeBytes { raw in
+            _ = Glibc.write(2, raw.baseAddress, raw.count)
+        }
+    }
+}
+
+/// Keeps records in memory, for tests.
+public final class InMemoryLogHandler: LogHandler, @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [LogRecord] = []
+
+    /// Creates an empty handler.
+    public init() {}
+
+    /// Stores the record.
+    public func write(_ record: LogRecord) { lock.withLock { stored.append(record) } }
+
+    /// Every record so far.
+    public var records: [LogRecord] { lock.withLock { stored } }
+}

@@ -1,0 +1,116 @@
+import FBSessionsCore
+import FBSessionsStorage
+import Foundation
+import Support
+
+/// `migrate`, `app` and `key`.
+enum AdminCommands {
+    static func migrate(_ arguments: Arguments) async throws {
+        if arguments.flag("help") { return print(Help.migrate) }
+        let action = arguments.positional.first ?? "up"
+        guard ["up", "status"].contains(action), arguments.positional.count <= 1 else {
+            throw UsageError("expected `migrate`, `migrate up` or `migrate status`")
+        }
+        let runtime = try Runtime(settings: try Runtime.settings())
+        defer { runtime.shutdown() }
+        if action == "up" {
+            let applied = try await runtime.migrate()
+            for migration in applied { print("applied \(migration.fileName)") }
+            print(applied.isEmpty ? "migrations are current" : "applied \(applied.count) migration(s)")
+            return
+        }
+        let migrator = runtime.migrator
+        let states = try await runtime.database.run { connection in try migrator.status(on: connection) }
+        for state in states {
+            let text: String
+            switch state.state {
+            case .applied(let at): text = "applied \(RFC3339.string(from: at))"
+            case .pending: text = "pending"
+            case .changed: text = "CHANGED since it was applied"
+            case .unknown: text = "unknown to this binary"
+            }
+            print(String(format: "%04d", state.version) + "  \(state.name)  \(text)")
+        }
+    }
+
+    static func app(_ arguments: Arguments) async throws {
+        let action = arguments.positional.first
+        if arguments.flag("help") || action == nil { return print(Help.app) }
+        let runtime = try Runtime(settings: try Runtime.settings())
+        defer { runtime.shutdown() }
+        switch action {
+        case "add":
+            let unknown = arguments.unknown(besides: [
+                "name", "facebook-app-id", "facebook-app-secret-file", "redirect-uri", "required-permission",
+            ])
+            guard unknown.isEmpty else { throw UsageError("unknown option --\(unknown[0])") }
+            guard let name = arguments.value("name"), let facebookAppID = arguments.value("facebook-app-id"),
+                let secretFile = arguments.value("facebook-app-secret-file")
+            else {
+                throw UsageError("app add needs --name, --facebook-app-id and --facebook-app-secret-file")
+            }
+            let redirectURIs = arguments.values("redirect-uri")
+            var problems = App.validate(name: name, facebookAppID: facebookAppID, redirectURIs: redirectURIs)
+            let secret = (try? String(contentsOfFile: secretFile, encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            if secret?.isEmpty ?? true { problems.append("--facebook-app-secret-file: cannot read a secret from \(secretFile)") }
+            guard problems.isEmpty, let secret else { throw UsageError(problems.joined(separator: "\n")) }
+            do {
+                let app = try await runtime.apps.addApp(
+                    AppDraft(
+                        name: name, facebookAppID: facebookAppID, secret: secret, redirectURIs: redirectURIs,
+                        requiredPermissions: arguments.values("required-permission")))
+                print("app id: \(app.id)")
+                print(app.name)
+            } catch ServiceError.appExists(let what) {
+                throw CommandFailure("an app with \(what) already exists")
+            }
+        case "list":
+            for app in try await runtime.apps.apps() {
+                print("\(app.name)\t\(app.id)\tfacebook app \(app.facebookAppID)\t\(app.redirectURIs.joined(separator: " "))")
+            }
+        default:
+            throw UsageError("expected `app add` or `app list`")
+        }
+    }
+
+    static func key(_ arguments: Arguments) async throws {
+        let action = arguments.positional.first
+        if arguments.flag("help") || action == nil { return print(Help.key) }
+        let runtime = try Runtime(settings: try Runtime.settings())
+        defer { runtime.shutdown() }
+        switch action {
+        case "add":
+            guard let name = arguments.value("app") else { throw UsageError("key add needs --app NAME") }
+            var scopes: [Scope] = []
+            for text in arguments.values("scope") {
+                guard let scope = Scope(rawValue: text) else {
+                    throw UsageError("unknown scope \(text); use sessions, events or tokens:read")
+                }
+                if !scopes.contains(scope) { scopes.append(scope) }
+            }
+            guard let app = try await runtime.apps.app(named: name) else { throw CommandFailure("no app named \(name)") }
+            let made = try await runtime.keys.addKey(appID: app.id, scopes: scopes.isEmpty ? Scope.defaults : scopes)
+            print("key id: \(made.key.id) (app \(app.name); scopes \(made.key.scopes.map(\.rawValue).joined(separator: ",")))")
+            print("the key is shown once; store it now:")
+            print(made.text)
+        case "list":
+            var appID: String?
+            if let name = arguments.value("app") {
+                guard let app = try await runtime.apps.app(named: name) else { throw CommandFailure("no app named \(name)") }
+                appID = app.id
+            }
+            for key in try await runtime.keys.keys(appID: appID) {
+                let state = key.revokedAt.map { "revoked \(RFC3339.string(from: $0))" } ?? "active"
+                print("\(key.id)\t\(key.appID)\t\(key.scopes.map(\.rawValue).joined(separator: ","))\t\(state)")
+            }
+        case "revoke":
+            guard arguments.positional.count == 2 else { throw UsageError("key revoke needs KEY_ID (from `key list`)") }
+            let id = arguments.positional[1]
+            guard try await runtime.keys.revokeKey(id: id) else { throw CommandFailure("no key with id \(id)") }
+            print("revoked \(id)")
+        default:
+            throw UsageError("expected `key add`, `key list` or `key revoke`")
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import FBSessionsCore
+
+/// The `--help` texts.
+enum Help {
+    static let main = """
+        fbsessiond: server-side Facebook login sessions.
+
+        Usage: fbsessiond <command> [options]
+
+        Commands:
+          run              one-command local start: a private PostgreSQL in ./.fbsessions, migrations,
+                           a demo app and key, and the service
+          serve            the service (needs DATABASE_URL and FBS_ENCRYPTION_KEYS)
+          migrate [up|status]
+                           apply pending migrations, or show each migration's state
+          app add|list     manage apps (tenants)
+          key add|list|revoke
+                           manage API keys
+
+        Every command takes --help. Settings come from the environment:
+
+        """ + settings
+
+    static var settings: String {
+        Settings.documented.map { entry in
+            let name = entry.name.padding(toLength: 24, withPad: " ", startingAt: 0)
+            let fallback = entry.defaultValue.isEmpty ? "" : " (default \(entry.defaultValue))"
+            return "  \(name)\(entry.meaning)\(fallback)"
+        }.joined(separator: "\n")
+    }
+
+    static let serve = """
+        Usage: fbsessiond serve
+
+        Serves the API on FBS_LISTEN. Needs DATABASE_URL and FBS_ENCRYPTION_KEYS; run `fbsessiond migrate` first
+        (/readyz answers 503 until migrations are current). SIGTERM or SIGINT stops accepting, lets in-flight
+        requests finish for FBS_SHUTDOWN_GRACE seconds, closes the pool and exits 0.
+        """
+
+    static let run = """
+        Usage: fbsessiond run
+
+        Starts everything locally: without DATABASE_URL, a private PostgreSQL cluster under ./.fbsessions/pg
+        (made on first use, reused after; as the postgres user when run as root), migrations, a demo app, a demo
+        API key (printed), and the service. Ctrl-C stops the service and the cluster. All data stays in
+        ./.fbsessions.
+        """
+
+    static let migrate = """
+        Usage: fbsessiond migrate [up|status]
+
+        up (the default) applies pending migrations in order, each in one transaction, under an advisory lock.
+        status lists each migration as applied, pending, changed (edited after it was applied) or unknown.
+        Needs DATABASE_URL. Migrations are read from FBS_MIGRATIONS_DIR, ./migrations, or the installed copy.
+        """
+
+    static let app = """
+        Usage: fbsessiond app add --name N --facebook-app-id ID --facebook-app-secret-file F
+                                  [--redirect-uri U]... [--required-permission P]...
+               fbsessiond app list
+
+        add stores an app with its secret encrypted under FBS_ENCRYPTION_KEYS and prints its id and, on the last
+        line, its name. The secret is read from a file so it never appears in a process list or shell history.
+        """
+
+    static let key = """
+        Usage: fbsessiond key add --app NAME [--scope sessions|events|tokens:read]...
+               fbsessiond key list [--app NAME]
+               fbsessiond key revoke KEY_ID
+
+        add prints the new key alone on its last line; it is stored only as a SHA-256 hash and cannot be shown
+        again. Without --scope a key gets sessions and events. list never shows keys, only their ids.
+        """
+}

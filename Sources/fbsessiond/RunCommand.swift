@@ -1,0 +1,129 @@
+import Crypto
+import FBSessionsCore
+import FBSessionsStorage
+import Foundation
+import LocalCluster
+import Support
+
+/// `fbsessiond run`: the one-command local start. Everything it keeps lives in `./.fbsessions/`.
+enum RunCommand {
+    static let home = FileManager.default.currentDirectoryPath + "/.fbsessions"
+
+    static func run() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        try FileManager.default.createDirectory(
+            atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if environment["FBS_ENCRYPTION_KEYS", default: ""].isEmpty {
+            environment["FBS_ENCRYPTION_KEYS"] = try secretFile("encryption-keys") { Keyring.generate().text }
+        }
+        let settings = try Runtime.settings(environment)
+
+        var cluster: Cluster?
+        var databaseURL = settings.databaseURL
+        if databaseURL == nil {
+            let local = try startCluster()
+            cluster = local
+            databaseURL = local.connectionURL(database: "fbsessions")
+        }
+        defer {
+            if let cluster {
+                do {
+                    try cluster.stop(mode: .fast)
+                    print("PostgreSQL stopped; data kept in \(cluster.directory)")
+                } catch {
+                    CommandLineTool.printError("could not stop PostgreSQL: \(error)")
+                }
+            }
+        }
+
+        let runtime = try Runtime(settings: settings, databaseURL: databaseURL)
+        for migration in try await runtime.migrate() {
+            print("applied migration \(migration.fileName)")
+        }
+        let key = try await demoKey(runtime)
+        try await ServiceHost.serve(runtime) { server in
+            let base = "http://\(settings.listenHost == "0.0.0.0" ? "127.0.0.1" : settings.listenHost):\(server.port)"
+            print(
+                """
+
+                fbsessiond is running at \(base)  (Ctrl-C stops it and its database)
+                  spec:      \(base)/openapi.yaml
+                  health:    \(base)/healthz   ready: \(base)/readyz   metrics: \(base)/metrics
+                  demo key:  \(key)
+
+                  curl -s -H 'Authorization: Bearer \(key)' \(base)/v1/app
+
+                """)
+        }
+    }
+
+    /// Starts (and on first use creates) the private cluster on a port remembered across runs.
+    private static func startCluster() throws -> Cluster {
+        let portFile = home + "/pg-port"
+        let port = (try? String(contentsOfFile: portFile, encoding: .utf8)).flatMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        } ?? Cluster.freePort()
+        try String(port).write(toFile: portFile, atomically: true, encoding: .utf8)
+        let cluster = try Cluster(directory: home + "/pg", port: port)
+        if try cluster.initializeIfNeeded() {
+            print("created a PostgreSQL cluster in \(cluster.directory)")
+        }
+        if !cluster.isRunning {
+            try cluster.start()
+        }
+        try cluster.waitUntilAccepting()
+        if try !cluster.databaseExists("fbsessions") {
+            try cluster.createDatabase("fbsessions")
+        }
+        print("PostgreSQL on 127.0.0.1:\(port), data in \(cluster.directory)")
+        return cluster
+    }
+
+    /// The demo app and a key for it; the key is kept in `.fbsessions/demo-key` and reused while it still works.
+    private static func demoKey(_ runtime: Runtime) async throws -> String {
+        let apps = try runtime.apps
+        let app: App
+        if let existing = try await apps.app(named: "demo") {
+            app = existing
+        } else {
+            let secret = try secretFile("demo-app-secret") { Hex.encodeRandom(16) }
+            app = try await apps.addApp(
+                AppDraft(
+                    name: "demo", facebookAppID: "1000000000000001", secret: secret,
+                    redirectURIs: ["http://127.0.0.1:3000/callback"], requiredPermissions: []))
+            print("created the demo app (facebook app id \(app.facebookAppID))")
+        }
+        let keyPath = home + "/demo-key"
+        if let saved = try? String(contentsOfFile: keyPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+            try await runtime.keys.authenticate(saved) != nil
+        {
+            return saved
+        }
+        let made = try await runtime.keys.addKey(appID: app.id, scopes: Scope.allCases)
+        try writePrivate(made.text, to: keyPath)
+        return made.text
+    }
+
+    /// Reads `.fbsessions/NAME`, or writes `make()` there first (mode 0600).
+    private static func secretFile(_ name: String, make: () -> String) throws -> String {
+        let path = home + "/" + name
+        if let text = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+            !text.isEmpty
+        {
+            return text
+        }
+        let text = make()
+        try writePrivate(text, to: path)
+        return text
+    }
+
+    private static func writePrivate(_ text: String, to path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: Data((text + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        else { throw CommandFailure("cannot write \(path)") }
+    }
+}
+
+extension Hex {
+    /// `count` random bytes as hex.
+    static func encodeRandom(_ count: Int) -> String { encode(SecureRandom.bytes(count)) }
+}

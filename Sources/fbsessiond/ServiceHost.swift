@@ -1,0 +1,81 @@
+import FBSessionsAPI
+import FBSessionsCore
+import FBSessionsStorage
+import Foundation
+import HTTPServer
+import Postgres
+import Support
+
+/// Starts the HTTP service on a runtime and runs it until SIGTERM or SIGINT, then stops it in order: stop
+/// accepting, drain in-flight requests, close the pool.
+enum ServiceHost {
+    static func serve(_ runtime: Runtime, whenListening: (Server) -> Void = { _ in }) async throws {
+        let settings = runtime.settings
+        let keyring = try runtime.keyring()
+        let metrics = MetricsRegistry()
+        let pool = runtime.database.pool
+        metrics.gauge("fbs_db_pool_connections", help: "Database connections by state.") {
+            let statistics = pool.statistics
+            return [([("state", "in_use")], Double(statistics.inUse)), ([("state", "open")], Double(statistics.open)),
+                    ([("state", "size")], Double(statistics.size))]
+        }
+        metrics.gauge("fbs_db_pool_waiting", help: "Requests waiting for a database connection.") {
+            [([], Double(pool.statistics.waiting))]
+        }
+        let services = Services(
+            apps: PostgresAppStore(database: runtime.database, keyring: keyring),
+            keys: PostgresKeyStore(database: runtime.database),
+            readiness: PostgresReadiness(database: runtime.database, migrator: runtime.migrator),
+            metrics: metrics, openAPIDocument: try OpenAPIFile.load())
+        var httpLogger = Logger(label: "http", level: settings.logLevel)
+        httpLogger.metadata = [:]
+        let router = Router(
+            routes: APIRoutes.all(services), keys: services.keys,
+            observer: Observer(metrics: metrics, logger: httpLogger))
+
+        var configuration = ServerConfiguration()
+        configuration.host = settings.listenHost
+        configuration.port = settings.listenPort
+        configuration.maxBodyBytes = settings.maxBodyBytes
+        configuration.connectionLimit = settings.maxConnections
+        configuration.connectionTimeout = settings.connectionTimeout
+        let server: Server
+        do {
+            server = try Server(configuration: configuration, handler: router)
+        } catch let error as ServerError {
+            throw CommandFailure(error.description)
+        }
+        metrics.gauge("fbs_http_requests_waiting", help: "Requests suspended while their handler waits.") {
+            [([], Double(server.waitingRequests))]
+        }
+        runtime.logger.info("listening", ["address": .string("\(settings.listenHost):\(server.port)")])
+        whenListening(server)
+
+        let signal = await Signals.waitForTermination()
+        runtime.logger.info("stopping", ["signal": .string(signal), "in_flight": .int(server.activeRequests)])
+        server.shutdown(gracePeriod: settings.shutdownGrace)
+        runtime.shutdown()
+        runtime.logger.info("stopped")
+    }
+}
+
+/// `openapi.yaml`, found like the migrations: `FBS_OPENAPI_FILE`, `./openapi.yaml`, the installed copy, or above
+/// the executable in a source checkout.
+enum OpenAPIFile {
+    static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> [UInt8] {
+        var candidates: [String] = []
+        if let configured = environment["FBS_OPENAPI_FILE"], !configured.isEmpty { candidates.append(configured) }
+        candidates.append(FileManager.default.currentDirectoryPath + "/openapi.yaml")
+        var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        candidates.append(directory.appendingPathComponent("../share/fbsessiond/openapi.yaml").standardized.path)
+        for _ in 0..<6 {
+            candidates.append(directory.appendingPathComponent("openapi.yaml").path)
+            directory = directory.deletingLastPathComponent()
+        }
+        for path in candidates {
+            if let data = FileManager.default.contents(atPath: path) { return Array(data) }
+        }
+        throw CommandFailure("openapi.yaml not found; set FBS_OPENAPI_FILE")
+    }
+}

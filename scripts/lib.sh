@@ -1,0 +1,187 @@
+# shellcheck shell=bash
+# Shared by scripts/test, scripts/run and .ci/run: source it (it only defines functions and variables).
+#
+# Pure bash on purpose: these helpers run before anything is built.
+
+# The Debian packages the build and the tests need.
+FBS_PACKAGES=(libmicrohttpd-dev libcurl4-openssl-dev libpq-dev libssl-dev pkg-config postgresql-15)
+
+fbs_say() { printf '==> %s\n' "$*" >&2; }
+fbs_die() {
+    printf 'error: %s\n' "$*" >&2
+    exit 1
+}
+
+# Puts the Swift toolchain on PATH when `swift` is missing but /opt/swift has it.
+fbs_ensure_swift() {
+    if command -v swift >/dev/null 2>&1; then
+        return 0
+    fi
+    if [ -x /opt/swift/usr/bin/swift ]; then
+        export PATH="/opt/swift/usr/bin:$PATH"
+        return 0
+    fi
+    fbs_die "swift is not on PATH and /opt/swift/usr/bin/swift does not exist; install the Swift 6 toolchain"
+}
+
+# Runs a command as root: directly when we are root, else through sudo when it exists.
+fbs_as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        return 1
+    fi
+}
+
+# Prints, one per line, those of the named packages that dpkg does not list as installed.
+fbs_missing_packages() {
+    local package
+    for package in "$@"; do
+        if ! dpkg -s "$package" 2>/dev/null | grep -q '^Status: install ok installed'; then
+            printf '%s\n' "$package"
+        fi
+    done
+}
+
+# `apt-get update`, then `apt-get install -y --no-install-recommends --no-upgrade` of the named packages,
+# quietly: apt's output goes to a log that is shown only when something fails. --no-upgrade leaves packages
+# that are already installed at their version (a test run should not upgrade the machine's PostgreSQL).
+fbs_apt_install() {
+    if [ "$(id -u)" -ne 0 ] && ! command -v sudo >/dev/null 2>&1; then
+        fbs_die "missing packages: $*; install them as root: apt-get install --no-install-recommends $*"
+    fi
+    local log
+    log="$(mktemp)"
+    fbs_say "installing with apt-get: $*"
+    if ! fbs_as_root env DEBIAN_FRONTEND=noninteractive apt-get -q update >"$log" 2>&1 \
+        || ! fbs_as_root env DEBIAN_FRONTEND=noninteractive \
+            apt-get -q install -y --no-install-recommends --no-upgrade "$@" >>"$log" 2>&1; then
+        tail -n 40 "$log" >&2
+        rm -f "$log"
+        fbs_die "apt-get failed (last lines above)"
+    fi
+    rm -f "$log"
+}
+
+# Installs those of the named packages that are missing (all of FBS_PACKAGES when none are named).
+fbs_install_missing() {
+    [ "$#" -gt 0 ] || set -- "${FBS_PACKAGES[@]}"
+    if ! command -v dpkg >/dev/null 2>&1; then
+        fbs_say "no dpkg here (not Debian?): make sure these are installed: $*"
+        return 0
+    fi
+    local missing
+    mapfile -t missing < <(fbs_missing_packages "$@")
+    if [ "${#missing[@]}" -gt 0 ]; then
+        fbs_apt_install "${missing[@]}"
+    fi
+}
+
+# Prints the PostgreSQL bin directory: PG_BIN if set, else the newest /usr/lib/postgresql/*/bin,
+# else `pg_config --bindir`, else the directory of `initdb` on PATH.
+fbs_pg_bin() {
+    local directory
+    if [ -n "${PG_BIN:-}" ]; then
+        [ -x "$PG_BIN/initdb" ] && [ -x "$PG_BIN/pg_ctl" ] \
+            || fbs_die "PG_BIN=$PG_BIN has no initdb and pg_ctl"
+        printf '%s\n' "$PG_BIN"
+        return 0
+    fi
+    while read -r directory; do
+        if [ -x "$directory/initdb" ] && [ -x "$directory/pg_ctl" ]; then
+            printf '%s\n' "$directory"
+            return 0
+        fi
+    done < <(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -rV)
+    if command -v pg_config >/dev/null 2>&1; then
+        directory="$(pg_config --bindir 2>/dev/null || true)"
+        if [ -n "$directory" ] && [ -x "$directory/initdb" ] && [ -x "$directory/pg_ctl" ]; then
+            printf '%s\n' "$directory"
+            return 0
+        fi
+    fi
+    if command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; then
+        dirname "$(command -v initdb)"
+        return 0
+    fi
+    fbs_die "PostgreSQL server programs not found (looked at PG_BIN, /usr/lib/postgresql/*/bin," \
+        "pg_config --bindir and PATH); install the Debian package postgresql-15"
+}
+
+# Prints a TCP port on 127.0.0.1 that nothing listens on, from 20000-32767 (below Linux's ephemeral range).
+fbs_free_port() {
+    local port attempt
+    for attempt in $(seq 1 200); do
+        port=$((20000 + RANDOM % 12768))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            printf '%s\n' "$port"
+            return 0
+        fi
+    done
+    fbs_die "no free TCP port found on 127.0.0.1 after $attempt tries"
+}
+
+# Runs a PostgreSQL server program in directory $1, as the postgres OS user when we are root
+# (initdb and pg_ctl refuse to run as root).
+fbs_pg_run_in() {
+    local directory="$1"
+    shift
+    if [ "$(id -u)" -eq 0 ]; then
+        (cd "$directory" && runuser -u postgres -- "$@")
+    else
+        (cd "$directory" && "$@")
+    fi
+}
+
+# Creates and starts a throwaway cluster in directory $1 (which must exist), for tests:
+# trust auth, fsync off, 127.0.0.1 and a unix socket in $1/socket only, max_connections=300.
+# Needs PG_BIN. Sets FBS_PG_PORT to the port it listens on (a free one, retried if taken meanwhile).
+fbs_test_cluster_start() {
+    local directory="$1" attempt options logged
+    mkdir -p "$directory/socket"
+    chmod 700 "$directory" "$directory/socket"
+    if [ "$(id -u)" -eq 0 ]; then
+        id postgres >/dev/null 2>&1 || fbs_die "running as root needs the postgres OS user (package postgresql-15)"
+        chown -R postgres:postgres "$directory"
+        runuser -u postgres -- test -w "$directory" \
+            || fbs_die "the postgres OS user cannot reach $directory; its parents must be searchable (o+x)"
+    fi
+    if ! fbs_pg_run_in "$directory" "$PG_BIN/initdb" -D "$directory/data" -A trust -U postgres \
+        --encoding=UTF8 --locale=C >"$directory/initdb.out" 2>&1; then
+        tail -n 30 "$directory/initdb.out" >&2
+        fbs_die "initdb failed in $directory/data"
+    fi
+    for attempt in 1 2 3 4 5; do
+        FBS_PG_PORT="$(fbs_free_port)"
+        logged=0
+        if [ -f "$directory/postgres.log" ]; then
+            logged="$(wc -l <"$directory/postgres.log")"
+        fi
+        options="-p $FBS_PG_PORT -k '$directory/socket' -c listen_addresses=127.0.0.1"
+        options+=" -c fsync=off -c full_page_writes=off -c max_connections=300"
+        if fbs_pg_run_in "$directory" "$PG_BIN/pg_ctl" -D "$directory/data" -l "$directory/postgres.log" \
+            -w -t 60 -o "$options" start >"$directory/pg_ctl.out" 2>&1; then
+            return 0
+        fi
+        if ! tail -n "+$((logged + 1))" "$directory/postgres.log" 2>/dev/null | grep -q 'Address already in use'; then
+            break
+        fi
+        fbs_say "port $FBS_PG_PORT was taken meanwhile; trying another (attempt $attempt)"
+    done
+    cat "$directory/pg_ctl.out" >&2
+    tail -n 30 "$directory/postgres.log" >&2 2>/dev/null || true
+    fbs_die "could not start the test PostgreSQL (log: $directory/postgres.log)"
+}
+
+# Stops the throwaway cluster in directory $1 at once and deletes the directory. Never fails.
+fbs_test_cluster_remove() {
+    local directory="$1"
+    [ -n "$directory" ] && [ -d "$directory" ] || return 0
+    if [ -f "$directory/data/postmaster.pid" ]; then
+        fbs_pg_run_in "$directory" "$PG_BIN/pg_ctl" -D "$directory/data" -m immediate -w -t 30 stop \
+            >/dev/null 2>&1 || true
+    fi
+    rm -rf "$directory"
+}
