@@ -1,0 +1,139 @@
+import Foundation
+import LocalCluster
+import Testing
+import TestSupport
+
+/// The `fbsessiond` binary as an operator uses it: commands, settings errors, and a clean stop on SIGTERM.
+@Suite(.serialized) struct CommandLineTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static var binary: String? {
+        let path = root.appendingPathComponent(".build/debug/fbsessiond").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+
+    static var isEnabled: Bool { binary != nil || ProcessInfo.processInfo.environment["CI"] == "true" }
+
+    struct Outcome {
+        let status: Int32
+        let output: String
+        let errors: String
+        var lastLine: String { output.split(separator: "\n").last.map(String.init) ?? "" }
+    }
+
+    /// Runs the binary to completion with `environment` added to a minimal one.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+        guard let binary else { throw TestSetupError("build fbsessiond first (swift build)") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = root
+        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(
+            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+            errors: String(decoding: err, as: UTF8.self))
+    }
+
+    @Test(.enabled(if: isEnabled)) func everyCommandHasHelp() async throws {
+        try await onThread {
+            let main = try Self.run(["--help"])
+            #expect(main.status == 0 && main.output.contains("migrate") && main.output.contains("FBS_VALIDATE_TTL"))
+            for command in [["serve"], ["run"], ["migrate"], ["app"], ["key"]] {
+                let help = try Self.run(command + ["--help"])
+                #expect(help.status == 0 && help.output.contains("Usage: fbsessiond \(command[0])"))
+            }
+            let unknown = try Self.run(["frobnicate"])
+            #expect(unknown.status == 2 && unknown.errors.contains("unknown command"))
+        }
+    }
+
+    @Test(.enabled(if: isEnabled)) func invalidSettingsAreAllReportedAtOnce() async throws {
+        try await onThread {
+            let outcome = try Self.run(
+                ["serve"],
+                environment: ["FBS_LISTEN": "nowhere", "FBS_LOG_LEVEL": "loud", "FBS_MAX_SLOTS": "0", "DATABASE_URL": "x"])
+            #expect(outcome.status != 0)
+            for name in ["FBS_LISTEN", "FBS_LOG_LEVEL", "FBS_MAX_SLOTS"] {
+                #expect(outcome.errors.contains(name))
+            }
+        }
+    }
+
+    @Test(.enabled(if: isEnabled && TestDatabase.isEnabled)) func operatorFlowFromMigrateToSigterm() async throws {
+        let url = try TestDatabase.createEmpty()
+        defer { TestDatabase.drop(url) }
+        let port = Cluster.freePort()
+        let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID().uuidString)")
+        try "fb-app-secret-value\n".write(to: secretFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: secretFile) }
+        let environment = [
+            "DATABASE_URL": url, "FBS_ENCRYPTION_KEYS": "k1:" + Data(repeating: 7, count: 32).base64EncodedString(),
+            "FBS_LISTEN": "127.0.0.1:\(port)", "FBS_SHUTDOWN_GRACE": "5",
+        ]
+        try await onThread {
+            let migrated = try Self.run(["migrate"], environment: environment)
+            #expect(migrated.status == 0 && migrated.output.contains("applied 0001_apps_and_api_keys.sql"))
+            let status = try Self.run(["migrate", "status"], environment: environment)
+            #expect(status.status == 0 && status.output.contains("0001  apps_and_api_keys  applied"))
+            let app = try Self.run(
+                ["app", "add", "--name", "shop", "--facebook-app-id", "12345", "--facebook-app-secret-file",
+                 secretFile.path, "--redirect-uri", "https://shop.example/cb"],
+                environment: environment)
+            #expect(app.status == 0 && app.lastLine == "shop")
+            let duplicate = try Self.run(
+                ["app", "add", "--name", "shop", "--facebook-app-id", "999", "--facebook-app-secret-file", secretFile.path],
+                environment: environment)
+            #expect(duplicate.status == 1 && duplicate.errors.contains("already exists"))
+            let key = try Self.run(["key", "add", "--app", "shop", "--scope", "sessions"], environment: environment)
+            #expect(key.status == 0 && key.lastLine.hasPrefix("fbs_"))
+            let list = try Self.run(["key", "list"], environment: environment)
+            #expect(list.status == 0 && !list.output.contains(key.lastLine) && list.output.contains("active"))
+
+            // serve, answer, and stop cleanly on SIGTERM.
+            guard let binary = Self.binary else { return }
+            let server = Process()
+            server.executableURL = URL(fileURLWithPath: binary)
+            server.arguments = ["serve"]
+            server.currentDirectoryURL = Self.root
+            server.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
+            let logs = Pipe()
+            server.standardError = logs
+            server.standardOutput = FileHandle.nullDevice
+            try server.run()
+            let ready = eventually(timeout: 10) { (try? Self.get(port, "/readyz").status) == 200 }
+            #expect(ready)
+            let answer = try Self.get(port, "/v1/app", key: key.lastLine)
+            #expect(answer.status == 200 && answer.text.contains(#""name":"shop""#))
+            #expect(!answer.text.contains("fb-app-secret-value"))
+            let revoke = try Self.run(["key", "revoke", String(key.output.split(separator: " ")[2])], environment: environment)
+            #expect(revoke.status == 0)
+            #expect(try Self.get(port, "/v1/app", key: key.lastLine).status == 401)
+            server.terminate()
+            let stopped = eventually(timeout: 10) { !server.isRunning }
+            #expect(stopped)
+            #expect(server.terminationStatus == 0)
+            let logText = String(decoding: logs.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let lines = logText.split(separator: "\n")
+            #expect(lines.contains { $0.contains(#""msg":"request""#) && $0.contains(#""route":"/v1/app""#) })
+            #expect(lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil })
+            #expect(!logText.contains(key.lastLine) && !logText.contains("fb-app-secret-value"))
+            #expect(lines.last?.contains(#""msg":"stopped""#) == true)
+        }
+    }
+
+    static func get(_ port: Int, _ path: String, key: String? = nil) throws -> RawConnection.Reply {
+        let connection = try RawConnection(port: port)
+        let authorization = key.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+        connection.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\(authorization)\r\n")
+        return try connection.readReply()
+    }
+}
