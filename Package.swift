@@ -42,11 +42,21 @@ let package = Package(
             dependencies: ["FBSessionsCore", "HTTPServer", "Support"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "FBSessionsGraph",
+            dependencies: ["FBSessionsCore", "HTTPClient", "Crypto", "Support"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "GraphEmulator",
+            dependencies: ["HTTPServer", "Crypto", "Support"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "fbsessiond",
             dependencies: [
-                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "HTTPServer", "HTTPClient",
-                "Postgres", "Crypto", "Support", "LocalCluster",
+                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "GraphEmulator",
+                "HTTPServer", "HTTPClient", "Postgres", "Crypto", "Support", "LocalCluster",
             ],
             swiftSettings: swiftSettings
         ),
@@ -70,6 +80,16 @@ let package = Package(
         .testTarget(
             name: "HTTPClientTests",
             dependencies: ["HTTPClient", "HTTPServer", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GraphEmulatorTests",
+            dependencies: ["GraphEmulator", "HTTPServer", "HTTPClient", "Crypto", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FBSessionsGraphTests",
+            dependencies: ["FBSessionsGraph", "FBSessionsCore", "GraphEmulator", "HTTPClient", "HTTPServer", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

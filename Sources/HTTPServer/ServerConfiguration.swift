@@ -9,8 +9,9 @@ public struct ServerConfiguration: Sendable {
     /// Largest request head (request line and header fields) answered normally; more gives 431 in the
     /// contract's error shape. Default 16 KiB. Heads beyond ``connectionMemoryLimit`` get libmicrohttpd's own 431.
     public var maxHeaderBytes: Int = 16 << 10
-    /// Memory libmicrohttpd may use per connection for the head and buffers. Default 64 KiB.
-    public var connectionMemoryLimit: Int = 64 << 10
+    /// Memory libmicrohttpd may use per connection for the head and buffers. Default 32 KiB (libmicrohttpd's
+    /// own default): each open connection costs about this much resident memory.
+    public var connectionMemoryLimit: Int = 32 << 10
     /// Most connections open at once; more are refused at accept. Default 4096.
     public var connectionLimit: Int = 4096
     /// Seconds a connection may stay idle (keep-alive, or a slow client sending nothing) before it is closed.

@@ -114,6 +114,11 @@ import TestSupport
             let answer = try Self.get(port, "/v1/app", key: key.lastLine)
             #expect(answer.status == 200 && answer.text.contains(#""name":"shop""#))
             #expect(!answer.text.contains("fb-app-secret-value"))
+            let metrics = try Self.get(port, "/metrics").text
+            for series in [#"fbs_db_pool_connections{state="in_use"}"#, "fbs_db_pool_waiting", "fbs_http_requests_waiting",
+                           #"fbs_http_request_duration_seconds_bucket{route="/v1/app",le="+Inf"} 1"#] {
+                #expect(metrics.contains(series))
+            }
             let revoke = try Self.run(["key", "revoke", String(key.output.split(separator: " ")[2])], environment: environment)
             #expect(revoke.status == 0)
             #expect(try Self.get(port, "/v1/app", key: key.lastLine).status == 401)

@@ -249,4 +249,44 @@ struct ServerTests {
             #expect(handler.records.all.count == 4)
         }
     }
+
+    @Test func garbageAndUnknownMethodsDoNotHurtTheServer() async throws {
+        try await onThread {
+            let (server, _) = try makeServer()
+            defer { server.shutdown() }
+            let garbage = try RawConnection(port: server.port)
+            garbage.send([0x16, 0x03, 0x01, 0x00, 0xff, 0x0d, 0x0a, 0x0d, 0x0a])
+            if let reply = try? garbage.readReply() { #expect((400..<500).contains(reply.status)) }
+            let noVersion = try RawConnection(port: server.port)
+            noVersion.send("BREW /hello\r\n\r\n")
+            if let reply = try? noVersion.readReply() { #expect((400..<600).contains(reply.status)) }
+            let odd = try RawConnection(port: server.port)
+            odd.send("BREW /hello HTTP/1.1\r\nHost: h\r\n\r\n")
+            #expect(try odd.readReply().status == 404)
+            let fine = try RawConnection(port: server.port)
+            fine.send(get("/hello"))
+            #expect(try fine.readReply().status == 200)
+        }
+    }
+
+    @Test func connectionLimitRefusesTheExcessAndRecovers() async throws {
+        try await onThread {
+            let (server, _) = try makeServer { $0.connectionLimit = 4 }
+            defer { server.shutdown() }
+            var held = try (0..<4).map { _ in try RawConnection(port: server.port, timeout: 2) }
+            for connection in held {
+                connection.send(get("/hello"))
+                #expect(try connection.readReply().status == 200)
+            }
+            let extra = try RawConnection(port: server.port, timeout: 2)
+            extra.send(get("/hello"))
+            #expect(throws: (any Error).self) { try extra.readReply() }
+            held.removeAll()
+            #expect(eventually {
+                guard let again = try? RawConnection(port: server.port, timeout: 2) else { return false }
+                again.send(get("/hello"))
+                return (try? again.readReply().status) == 200
+            })
+        }
+    }
 }

@@ -1,0 +1,2 @@
+// Placeholder until the module lands; delete when it has real files.
+enum _PlaceholderGraphEmulatorTests {}
