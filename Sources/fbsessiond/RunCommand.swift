@@ -11,8 +11,10 @@ enum RunCommand {
 
     static func run() async throws {
         var environment = ProcessInfo.processInfo.environment
-        try FileManager.default.createDirectory(
-            atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // Searchable but not listable by others: when run as root, the cluster inside belongs to the postgres OS
+        // user, who must be able to reach it. The secrets beside it are files of mode 0600.
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o711], ofItemAtPath: home)
         if environment["FBS_ENCRYPTION_KEYS", default: ""].isEmpty {
             environment["FBS_ENCRYPTION_KEYS"] = try secretFile("encryption-keys") { Keyring.generate().text }
         }
