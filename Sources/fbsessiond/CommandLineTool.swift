@@ -3,6 +3,7 @@ import Foundation
 /// Dispatches subcommands and turns failures into exit statuses: 0 done, 1 failed, 2 wrong usage or settings.
 enum CommandLineTool {
     static func main(_ words: [String]) async -> Int32 {
+        setvbuf(stdout, nil, _IOLBF, 0)  // lines reach a pipe or file as they are printed, as on a terminal
         guard let command = words.first, command != "--help", command != "-h", command != "help" else {
             print(Help.main)
             return words.isEmpty ? 2 : 0
