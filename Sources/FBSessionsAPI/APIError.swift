@@ -14,6 +14,8 @@ public struct APIError: Error, Sendable {
     public var extra: [String: String] = [:]
     /// Extra response headers, e.g. `Retry-After`.
     public var headers: HTTPHeaders = [:]
+    /// What Graph said, for errors caused by a Graph answer (`"graph": {code, subcode, type, fbtrace_id}`).
+    public var graph: GraphErrorDetail?
 
     /// Creates an error.
     public init(_ status: Int, _ code: ErrorCode, _ message: String, extra: [String: String] = [:]) {
@@ -34,6 +36,12 @@ public struct APIError: Error, Sendable {
         for key in extra.keys.sorted() {
             json += "," + JSONText.quoted(key) + ":" + JSONText.quoted(extra[key] ?? "")
         }
+        if let graph {
+            json += #","graph":{"code":"# + String(graph.code)
+            json += #","subcode":"# + (graph.subcode.map(String.init) ?? "null")
+            json += #","type":"# + (graph.type.map(JSONText.quoted) ?? "null")
+            json += #","fbtrace_id":"# + (graph.fbtraceID.map(JSONText.quoted) ?? "null") + "}"
+        }
         json += #","request_id":"# + JSONText.quoted(requestID) + "}}"
         var response = Response.json(status: status, body: Array(json.utf8))
         for field in headers { response.headers.add(field.name, field.value) }
@@ -50,8 +58,43 @@ public struct APIError: Error, Sendable {
             var mapped = APIError(503, .databaseUnavailable, "The database is unavailable; try again shortly.")
             mapped.headers.add("Retry-After", "1")
             return mapped
+        case let error as SessionError:
+            switch error {
+            case .notFound: return APIError(404, .sessionNotFound, "No such session.")
+            case .closed: return APIError(410, .sessionClosed, "The session is closed; log in again.")
+            case .slotsFull(let count):
+                return APIError(409, .slotsFull, "All \(count) slots of this owner hold other Facebook accounts.")
+            }
+        case LoginError.tokenForAnotherApp:
+            return APIError(422, .tokenAppMismatch, "The access token was issued for another Facebook app.")
+        case LoginError.userMismatch:
+            return APIError(422, .tokenRejected, "Graph did not confirm which user the token belongs to.")
+        case let error as GraphError:
+            return graphError(error)
         default:
             return APIError(500, .internalError, "Something went wrong; quote the request id when reporting it.")
         }
+    }
+
+    private static func graphError(_ error: GraphError) -> APIError {
+        var mapped: APIError
+        switch error {
+        case .invalidToken(let reason, _):
+            mapped = APIError(422, .tokenRejected, "Facebook rejected the access token (\(reason.rawValue)).")
+        case .dataAccessExpired:
+            mapped = APIError(422, .tokenRejected, "Data access for this token has expired; log in with auth_type=reauthorize.")
+        case .permissionMissing:
+            mapped = APIError(422, .tokenRejected, "The token lacks a permission this call needs.")
+        case .rateLimited:
+            mapped = APIError(503, .graphUnavailable, "Facebook is rate-limiting this app; try again later.")
+            mapped.headers.add("Retry-After", "60")
+        case .transient:
+            mapped = APIError(503, .graphUnavailable, "Facebook could not be reached; try again shortly.")
+            mapped.headers.add("Retry-After", "5")
+        case .other:
+            mapped = APIError(502, .graphError, "Facebook answered with an unexpected error.")
+        }
+        if case .transient = error {} else { mapped.graph = error.detail }
+        return mapped
     }
 }

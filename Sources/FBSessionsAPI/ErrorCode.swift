@@ -14,4 +14,11 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case timeout = "timeout"
     case shuttingDown = "shutting_down"
     case notReady = "not_ready"
+    case sessionNotFound = "session_not_found"
+    case sessionClosed = "session_closed"
+    case slotsFull = "slots_full"
+    case tokenRejected = "token_rejected"
+    case tokenAppMismatch = "token_app_mismatch"
+    case graphUnavailable = "graph_unavailable"
+    case graphError = "graph_error"
 }

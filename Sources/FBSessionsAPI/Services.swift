@@ -13,17 +13,23 @@ public struct Services: Sendable {
     public let metrics: MetricsRegistry
     /// The bytes of `openapi.yaml`, served as they are.
     public let openAPIDocument: [UInt8]
+    /// Sessions.
+    public let sessions: SessionService
+    /// Accounts per owner.
+    public let maxSlots: Int
 
     /// Creates the bundle.
     public init(
         apps: any AppStore, keys: any KeyStore, readiness: any ReadinessProbe, metrics: MetricsRegistry,
-        openAPIDocument: [UInt8]
+        openAPIDocument: [UInt8], sessions: SessionService, maxSlots: Int
     ) {
         self.apps = apps
         self.keys = keys
         self.readiness = readiness
         self.metrics = metrics
         self.openAPIDocument = openAPIDocument
+        self.sessions = sessions
+        self.maxSlots = maxSlots
     }
 }
 
@@ -31,6 +37,7 @@ public struct Services: Sendable {
 public enum APIRoutes {
     /// The routes.
     public static func all(_ services: Services) -> [Route] {
-        HealthRoutes.routes(services) + AppRoutes.routes(services)
+        HealthRoutes.routes(services) + AppRoutes.routes(services) + SessionRoutes.routes(services)
+            + OwnerRoutes.routes(services)
     }
 }

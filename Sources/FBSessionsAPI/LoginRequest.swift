@@ -1,0 +1,65 @@
+import FBSessionsCore
+
+/// The body of `POST /v1/sessions`, checked strictly: unknown fields, wrong types and out-of-range values are
+/// 400 `invalid_request` naming the field, before anything else happens.
+struct LoginRequest: Decodable {
+    let owner: String
+    let accessToken: String?
+    let code: String?
+    let state: String?
+    let slot: Int?
+    let activate: Bool
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case owner, code, state, slot, activate
+        case accessToken = "access_token"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyKey.self)
+        let known = Set(CodingKeys.allCases.map(\.stringValue))
+        if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
+            throw APIError.invalid("Unknown field \(unknown.stringValue).", field: unknown.stringValue)
+        }
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        owner = try fields.decode(String.self, forKey: .owner)
+        accessToken = try fields.decodeIfPresent(String.self, forKey: .accessToken)
+        code = try fields.decodeIfPresent(String.self, forKey: .code)
+        state = try fields.decodeIfPresent(String.self, forKey: .state)
+        slot = try fields.decodeIfPresent(Int.self, forKey: .slot)
+        activate = try fields.decodeIfPresent(Bool.self, forKey: .activate) ?? true
+    }
+}
+
+/// Any JSON object key, for finding unknown fields.
+struct AnyKey: CodingKey {
+    let stringValue: String
+    let intValue: Int?
+    init(stringValue: String) {
+        self.stringValue = stringValue
+        self.intValue = nil
+    }
+    init?(intValue: Int) {
+        self.stringValue = String(intValue)
+        self.intValue = intValue
+    }
+}
+
+/// Checks shared by several routes.
+enum Validation {
+    /// An owner: 1–128 bytes of UTF-8.
+    static func owner(_ owner: String, field: String = "owner") throws -> String {
+        guard (1...128).contains(owner.utf8.count) else {
+            throw APIError.invalid("The owner must be 1 to 128 bytes of UTF-8.", field: field)
+        }
+        return owner
+    }
+
+    /// A session id as issued (`ses_` and base64url); anything else is malformed.
+    static func sessionID(_ id: String, field: String = "id") throws -> String {
+        guard Session.isWellFormedID(id) else {
+            throw APIError.invalid("Session ids look like ses_ followed by base64url characters.", field: field)
+        }
+        return id
+    }
+}

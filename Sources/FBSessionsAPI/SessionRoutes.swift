@@ -1,0 +1,168 @@
+import FBSessionsCore
+import HTTPServer
+import Support
+
+/// Login, status, logout and the token reveal.
+enum SessionRoutes {
+    static func routes(_ services: Services) -> [Route] {
+        let sessions = services.sessions
+        let maxSlots = services.maxSlots
+        return [
+            /// - Remark: HTTP POST /v1/sessions (openapi.yaml operationId createSession)
+            Route("POST", "/v1/sessions", operationID: "createSession", scope: .sessions, acceptsJSON: true, body: .waiting { context in
+                let app = try context.app()
+                let body = try context.decode(LoginRequest.self)
+                let owner = try Validation.owner(body.owner)
+                if let slot = body.slot, !(0..<maxSlots).contains(slot) {
+                    throw APIError.invalid("slot must be between 0 and \(maxSlots - 1).", field: "slot")
+                }
+                guard let token = body.accessToken else {
+                    if body.code != nil || body.state != nil {
+                        throw APIError.invalid("Login with code and state needs a login URL (POST /v1/login-urls), which this server does not offer yet.", field: "code")
+                    }
+                    throw APIError.invalid("Send access_token.", field: "access_token")
+                }
+                guard (1...4096).contains(token.utf8.count), token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                    throw APIError.invalid("access_token must be 1 to 4096 printable ASCII characters.", field: "access_token")
+                }
+                let stored = try await sessions.login(app: app, owner: owner, accessToken: token, slot: body.slot, activate: body.activate)
+                return try JSONResponse.make(stored.created ? 201 : 200, SessionDTO(session: stored.session, validation: .fresh))
+            }),
+            /// - Remark: HTTP GET /v1/sessions/{id} (openapi.yaml operationId getSession)
+            Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, body: .waiting { context in
+                let app = try context.app()
+                let id = try Validation.sessionID(context.parameters["id"] ?? "")
+                let modeText = context.query("validate") ?? "auto"
+                guard let mode = SessionService.ValidateMode(rawValue: modeText) else {
+                    throw APIError.invalid("validate must be auto, always or never.", field: "validate")
+                }
+                guard let (session, validation) = try await sessions.status(id, app: app, mode: mode) else {
+                    throw SessionError.notFound
+                }
+                return try JSONResponse.make(200, SessionDTO(session: session, validation: validation))
+            }),
+            /// - Remark: HTTP DELETE /v1/sessions/{id} (openapi.yaml operationId deleteSession)
+            Route("DELETE", "/v1/sessions/{id}", operationID: "deleteSession", scope: .sessions, body: .waiting { context in
+                let app = try context.app()
+                let id = try Validation.sessionID(context.parameters["id"] ?? "")
+                let revoke = try context.flag("revoke")
+                guard let (session, revocation) = try await sessions.logout(id, app: app, revoke: revoke) else {
+                    throw SessionError.notFound
+                }
+                return try JSONResponse.make(200, SessionDTO(session: session, validation: .cached, revocation: revocation))
+            }),
+            /// - Remark: HTTP GET /v1/sessions/{id}/token (openapi.yaml operationId getSessionToken)
+            Route("GET", "/v1/sessions/{id}/token", operationID: "getSessionToken", scope: .tokensRead, body: .waiting { context in
+                let app = try context.app()
+                let id = try Validation.sessionID(context.parameters["id"] ?? "")
+                guard let (session, token, proof) = try await sessions.token(id, app: app) else {
+                    throw SessionError.notFound
+                }
+                let body = TokenDTO(
+                    sessionID: session.id, accessToken: token, appsecretProof: proof,
+                    expiresAt: session.tokenExpiresAt.map(RFC3339.string),
+                    dataAccessExpiresAt: session.dataAccessExpiresAt.map(RFC3339.string))
+                return try JSONResponse.make(200, body, headers: ["Cache-Control": "no-store"])
+            }),
+        ]
+    }
+
+    struct TokenDTO: Encodable {
+        let sessionID: String
+        let accessToken: String
+        let appsecretProof: String
+        let expiresAt: String?
+        let dataAccessExpiresAt: String?
+
+        enum CodingKeys: String, CodingKey {
+            case sessionID = "session_id"
+            case accessToken = "access_token"
+            case appsecretProof = "appsecret_proof"
+            case expiresAt = "expires_at"
+            case dataAccessExpiresAt = "data_access_expires_at"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(sessionID, forKey: .sessionID)
+            try container.encode(accessToken, forKey: .accessToken)
+            try container.encode(appsecretProof, forKey: .appsecretProof)
+            try container.encode(expiresAt, forKey: .expiresAt)
+            try container.encode(dataAccessExpiresAt, forKey: .dataAccessExpiresAt)
+        }
+    }
+}
+
+/// An owner's accounts: the list, the active one, logging all out.
+enum OwnerRoutes {
+    struct ActivateRequest: Decodable {
+        let sessionID: String
+        enum CodingKeys: String, CodingKey { case sessionID = "session_id" }
+    }
+
+    struct ListDTO: Encodable {
+        let sessions: [SessionDTO]
+        let activeSessionID: String?
+        enum CodingKeys: String, CodingKey {
+            case sessions
+            case activeSessionID = "active_session_id"
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(sessions, forKey: .sessions)
+            try container.encode(activeSessionID, forKey: .activeSessionID)
+        }
+    }
+
+    static func routes(_ services: Services) -> [Route] {
+        let sessions = services.sessions
+        return [
+            /// - Remark: HTTP GET /v1/owners/{owner}/sessions (openapi.yaml operationId listOwnerSessions)
+            Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, body: .waiting { context in
+                let app = try context.app()
+                let owner = try Validation.owner(context.parameters["owner"] ?? "")
+                let (list, activeID) = try await sessions.sessions(owner: owner, app: app)
+                return try JSONResponse.make(
+                    200, ListDTO(sessions: list.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: activeID))
+            }),
+            /// - Remark: HTTP PUT /v1/owners/{owner}/active (openapi.yaml operationId setActiveSession)
+            Route("PUT", "/v1/owners/{owner}/active", operationID: "setActiveSession", scope: .sessions, acceptsJSON: true, body: .waiting { context in
+                let app = try context.app()
+                let owner = try Validation.owner(context.parameters["owner"] ?? "")
+                let body = try context.decode(ActivateRequest.self)
+                let id = try Validation.sessionID(body.sessionID, field: "session_id")
+                let (list, activeID) = try await {
+                    _ = try await sessions.activate(id, owner: owner, app: app)
+                    return try await sessions.sessions(owner: owner, app: app)
+                }()
+                return try JSONResponse.make(
+                    200, ListDTO(sessions: list.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: activeID))
+            }),
+            /// - Remark: HTTP DELETE /v1/owners/{owner}/sessions (openapi.yaml operationId deleteOwnerSessions)
+            Route("DELETE", "/v1/owners/{owner}/sessions", operationID: "deleteOwnerSessions", scope: .sessions, body: .waiting { context in
+                let app = try context.app()
+                let owner = try Validation.owner(context.parameters["owner"] ?? "")
+                let closed = try await sessions.logoutAll(owner: owner, app: app)
+                return try JSONResponse.make(
+                    200, ListDTO(sessions: closed.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: nil))
+            }),
+        ]
+    }
+}
+
+extension RouteContext {
+    /// The caller's app (every scoped route has one).
+    func app() throws -> App {
+        guard let principal else { throw APIError(401, .unauthorized, "Send a valid API key.") }
+        return principal.app
+    }
+
+    /// A boolean query flag: absent or `false`/`0` is false, `true`/`1` is true, anything else is 400.
+    func flag(_ name: String) throws -> Bool {
+        switch query(name) {
+        case nil, "false", "0": return false
+        case "true", "1", "": return true
+        default: throw APIError.invalid("\(name) must be true or false.", field: name)
+        }
+    }
+}

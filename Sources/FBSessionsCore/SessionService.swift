@@ -1,0 +1,179 @@
+import Crypto
+import Foundation
+
+/// The session use cases: login, status with validation, logout, owners' slots, and the token reveal.
+///
+/// Graph calls that do not depend on each other run concurrently. Validation is single-flight: within this
+/// process by ``SingleFlight``, across instances by the store's validation lease, so concurrent requests for one
+/// session make at most one Graph call. A transient Graph failure never closes a session.
+public struct SessionService: Sendable {
+    /// The knobs from settings.
+    public struct Policy: Sendable {
+        /// Seconds a validation stays fresh (`FBS_VALIDATE_TTL`).
+        public var validateTTL: Double
+        /// Seconds after which a token is re-extended (`FBS_REFRESH_AFTER`).
+        public var refreshAfter: Double
+        /// Accounts per owner (`FBS_MAX_SLOTS`).
+        public var maxSlots: Int
+        /// The Graph version for apps.
+        public var graphVersion: String?
+        /// Seconds per Graph call; bounds how long a waiting request follows another's validation.
+        public var graphTimeout: Double
+
+        /// Creates a policy.
+        public init(validateTTL: Double, refreshAfter: Double, maxSlots: Int, graphVersion: String?, graphTimeout: Double) {
+            self.validateTTL = validateTTL
+            self.refreshAfter = refreshAfter
+            self.maxSlots = maxSlots
+            self.graphVersion = graphVersion
+            self.graphTimeout = graphTimeout
+        }
+    }
+
+    /// How `GET /v1/sessions/{id}` may validate.
+    public enum ValidateMode: String, Sendable, CaseIterable {
+        case auto, always, never
+    }
+
+    /// How fresh the answer is: `fresh` (Graph asked now), `cached` (within the TTL, or not asked), `deferred`
+    /// (Graph could not be asked).
+    public enum Validation: String, Sendable {
+        case fresh, cached, deferred
+    }
+
+    /// Whether a revocation at Facebook happened at logout.
+    public enum Revocation: String, Sendable {
+        case done, pending
+    }
+
+    let store: any SessionStore
+    let graph: any GraphAPI
+    let credentials: CredentialCache
+    let policy: Policy
+    let flights = SingleFlight<String, (Session, Validation)?>()
+
+    /// Creates the service.
+    public init(store: any SessionStore, graph: any GraphAPI, apps: any AppStore, policy: Policy) {
+        self.store = store
+        self.graph = graph
+        self.credentials = CredentialCache(apps: apps, version: policy.graphVersion)
+        self.policy = policy
+    }
+
+    // MARK: Status
+
+    /// The session as the contract shows it, validating as `mode` says.
+    /// - Returns: nil when unknown to this app.
+    public func status(_ id: String, app: App, mode: ValidateMode) async throws -> (Session, Validation)? {
+        guard let session = try await store.session(id: id, appID: app.id) else { return nil }
+        let now = Date()
+        if session.state == .closed || mode == .never || (mode == .auto && isFresh(session, now: now)) {
+            return (present(session, now: now), .cached)
+        }
+        let staleAfter = mode == .always ? 0 : policy.validateTTL
+        return try await flights.run(key: "\(id)|\(mode.rawValue)") {
+            try await validate(id, app: app, staleAfter: staleAfter)
+        }
+    }
+
+    private func validate(_ id: String, app: App, staleAfter: Double) async throws -> (Session, Validation)? {
+        let lease = policy.graphTimeout * 3 + 5
+        switch try await store.claimValidation(id: id, appID: app.id, staleAfter: staleAfter, lease: lease) {
+        case .notFound:
+            return nil
+        case .settled(let session):
+            return (present(session, now: Date()), .cached)
+        case .busy(let session):
+            return try await followOther(session, app: app, waitLimit: lease)
+        case .claimed(let session, let token):
+            let result = await askGraph(session, token: token, app: app)
+            guard let updated = try await store.finishValidation(id: id, appID: app.id, result: result) else {
+                return nil
+            }
+            if case .deferred = result { return (present(updated, now: Date()), .deferred) }
+            return (present(updated, now: Date()), .fresh)
+        }
+    }
+
+    /// Waits for another request's validation of the same session (possibly on another instance) by re-reading.
+    private func followOther(_ session: Session, app: App, waitLimit: Double) async throws -> (Session, Validation)? {
+        let deadline = Date().addingTimeInterval(min(waitLimit, policy.graphTimeout + 2))
+        while Date() < deadline {
+            try await Task.sleep(nanoseconds: 25_000_000)
+            guard let current = try await store.session(id: session.id, appID: app.id) else { return nil }
+            if current.validatedAt != session.validatedAt || current.state == .closed
+                || current.storedAction != session.storedAction
+            {
+                return (present(current, now: Date()), .fresh)
+            }
+        }
+        return (present(session, now: Date()), .deferred)
+    }
+
+    /// Asks Graph about a stored token: the profile and permissions, and a re-extension when the token is old.
+    func askGraph(_ session: Session, token: String, app: App) async -> ValidationResult {
+        let credentials: GraphCredentials
+        do {
+            credentials = try await self.credentials.credentials(for: app)
+        } catch {
+            return .deferred
+        }
+        let needsRefresh = session.tokenRefreshedAt.map { Date().timeIntervalSince($0) >= policy.refreshAfter } ?? true
+        async let profileCall = capture { try await graph.me(fields: GraphProfile.defaultFields, accessToken: token, credentials: credentials) }
+        async let permissionsCall = capture { try await graph.permissions(accessToken: token, credentials: credentials) }
+        async let extensionCall: Result<GraphTokenGrant, any Error>? =
+            needsRefresh ? capture { try await graph.exchangeForLongLivedToken(accessToken: token, credentials: credentials) } : nil
+        let (profileResult, permissionsResult, extensionResult) = await (profileCall, permissionsCall, extensionCall)
+
+        switch profileResult {
+        case .failure(let error as GraphError):
+            switch error {
+            case .invalidToken(let reason, _): return .invalid(reason)
+            case .dataAccessExpired: return .dataAccessExpired
+            default: return .deferred
+            }
+        case .failure:
+            return .deferred
+        case .success(let profile):
+            let permissions = try? permissionsResult.get()
+            var expiresAt = session.tokenExpiresAt
+            var extended: String?
+            if case .success(let grant)? = extensionResult {
+                extended = grant.accessToken
+                expiresAt = grant.expiresAt(from: Date())
+            }
+            let action = Self.action(permissions: permissions, required: app.requiredPermissions)
+            return .valid(
+                tokenExpiresAt: expiresAt, dataAccessExpiresAt: session.dataAccessExpiresAt, permissions: permissions,
+                profile: Profile(profile), extendedToken: extended, action: action)
+        }
+    }
+
+    /// `rerequest` when a permission the app requires is declined or missing.
+    static func action(permissions: GraphPermissions?, required: [String]) -> ActionRequired? {
+        guard let permissions else { return nil }
+        return required.contains { !permissions.granted.contains($0) } ? .rerequest : nil
+    }
+
+    func isFresh(_ session: Session, now: Date) -> Bool {
+        guard let validatedAt = session.validatedAt else { return false }
+        return now.timeIntervalSince(validatedAt) < policy.validateTTL
+    }
+
+    /// The state the contract shows: `open` within the TTL (and not awaiting reauthorization), else `token_loaded`.
+    func present(_ session: Session, now: Date) -> Session {
+        guard session.state != .closed else { return session }
+        var shown = session
+        shown.state = isFresh(session, now: now) && session.storedAction != .reauthorize ? .open : .tokenLoaded
+        return shown
+    }
+}
+
+/// Runs a throwing call and keeps its outcome, so concurrent calls can be awaited together.
+func capture<T: Sendable>(_ call: @Sendable () async throws -> T) async -> Result<T, any Error> {
+    do {
+        return .success(try await call())
+    } catch {
+        return .failure(error)
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+/// Storage for sessions, owners and their events. Every change and its events are one transaction: no change
+/// is ever without its event, nor an event without its change. Every call is scoped by app.
+public protocol SessionStore: Sendable {
+    /// Stores a verified login: the slot rule of the contract, replacement, activation and events.
+    /// - Throws: ``SessionError/slotsFull`` when every slot holds another Facebook user.
+    func storeLogin(_ login: LoginRecord) async throws -> StoredLogin
+
+    /// One session (live or closed), or nil when unknown to this app.
+    func session(id: String, appID: String) async throws -> Session?
+
+    /// The owner's live sessions by slot, the active one marked.
+    func sessions(owner: String, appID: String) async throws -> [Session]
+
+    /// A live session with its decrypted token, or nil when unknown; throws ``SessionError/closed`` when closed.
+    func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)?
+
+    /// Closes a session (erasing token and profile) with its event. Idempotent: an already closed session is
+    /// returned as it is, with `closedNow == false`. With `keepRevocation`, the token is first kept for a later
+    /// revocation at Facebook.
+    func close(id: String, appID: String, reason: ClosedReason, keepRevocation: Bool) async throws
+        -> (session: Session, closedNow: Bool)?
+
+    /// Forgets a pending revocation once Facebook has taken it (or the token was already dead there).
+    func completeRevocation(sessionID: String, appID: String) async throws
+
+    /// Closes every live session of an owner.
+    func closeAll(owner: String, appID: String, reason: ClosedReason) async throws -> [Session]
+
+    /// Makes a live session the owner's active one (event `session.activated` when it changes).
+    /// - Throws: ``SessionError/notFound`` or ``SessionError/closed``.
+    func activate(sessionID: String, owner: String, appID: String) async throws -> Session
+
+    /// Claims the right to validate a session whose last validation is older than `staleAfter` seconds, for
+    /// `lease` seconds, across all instances. Returns the session and, when claimed, its token.
+    func claimValidation(id: String, appID: String, staleAfter: Double, lease: Double) async throws
+        -> ValidationClaim
+
+    /// Records a validation's result, releases the claim, and writes the events it implies.
+    func finishValidation(id: String, appID: String, result: ValidationResult) async throws -> Session?
+}
+
+/// What a verified login stores.
+public struct LoginRecord: Sendable {
+    public var appID: String
+    public var owner: String
+    public var requestedSlot: Int?
+    public var activate: Bool
+    public var maxSlots: Int
+    public var facebookUserID: String
+    public var token: String
+    public var tokenExpiresAt: Date?
+    public var dataAccessExpiresAt: Date?
+    public var permissions: GraphPermissions
+    public var profile: Profile
+    public var action: ActionRequired?
+
+    /// Creates a record.
+    public init(
+        appID: String, owner: String, requestedSlot: Int?, activate: Bool, maxSlots: Int, facebookUserID: String,
+        token: String, tokenExpiresAt: Date?, dataAccessExpiresAt: Date?, permissions: GraphPermissions,
+        profile: Profile, action: ActionRequired?
+    ) {
+        self.appID = appID
+        self.owner = owner
+        self.requestedSlot = requestedSlot
+        self.activate = activate
+        self.maxSlots = maxSlots
+        self.facebookUserID = facebookUserID
+        self.token = token
+        self.tokenExpiresAt = tokenExpiresAt
+        self.dataAccessExpiresAt = dataAccessExpiresAt
+        self.permissions = permissions
+        self.profile = profile
+        self.action = action
+    }
+}
+
+/// The result of storing a login.
+public struct StoredLogin: Sendable {
+    /// The session now holding the login.
+    public var session: Session
+    /// True for a new session (201), false when an existing one was updated (200).
+    public var created: Bool
+    /// The session this one replaced in its slot, if any.
+    public var replaced: Session?
+
+    /// Creates a result.
+    public init(session: Session, created: Bool, replaced: Session?) {
+        self.session = session
+        self.created = created
+        self.replaced = replaced
+    }
+}
+
+/// The answer to a validation claim.
+public enum ValidationClaim: Sendable {
+    /// No such session for this app.
+    case notFound
+    /// Closed, or validated within the freshness window: nothing to do.
+    case settled(Session)
+    /// Another request (maybe on another instance) is validating it right now.
+    case busy(Session)
+    /// This caller validates it; the claim lasts until `finishValidation` or the lease ends.
+    case claimed(Session, token: String)
+}
+
+/// What a validation found.
+public enum ValidationResult: Sendable {
+    /// Graph confirmed the token; store what changed (a new token when it was re-extended).
+    case valid(
+        tokenExpiresAt: Date?, dataAccessExpiresAt: Date?, permissions: GraphPermissions?, profile: Profile?,
+        extendedToken: String?, action: ActionRequired?)
+    /// Data access expired (190/493): keep the session, ask for reauthorization.
+    case dataAccessExpired
+    /// Graph said the token is dead: close with this reason.
+    case invalid(ClosedReason)
+    /// Graph could not be asked: release the claim, change nothing.
+    case deferred
+}
+
+/// Session errors the API maps to statuses.
+public enum SessionError: Error, Equatable, Sendable {
+    /// Every slot of the owner holds another Facebook user.
+    case slotsFull(Int)
+    /// Unknown, or another app's.
+    case notFound
+    /// The session is closed.
+    case closed
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// Coalesces concurrent calls with the same key into one: the first caller runs the work, the others await its
+/// result. Process-local; across instances the store's lease does the same job.
+public final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var running: [Key: Task<Value, any Error>] = [:]
+
+    /// Creates an empty group.
+    public init() {}
+
+    /// Runs `work` unless a call with `key` is in flight, in which case it awaits that call's result.
+    public func run(key: Key, _ work: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        let task: Task<Value, any Error> = lock.withLock {
+            if let existing = running[key] { return existing }
+            let task = Task { try await work() }
+            running[key] = task
+            return task
+        }
+        defer {
+            lock.withLock {
+                if running[key] == task { running[key] = nil }
+            }
+        }
+        return try await task.value
+    }
+}
+
+/// App credentials for Graph, with the secret decrypted once per app and kept in memory.
+final class CredentialCache: @unchecked Sendable {
+    private let apps: any AppStore
+    private let version: String?
+    private let lock = NSLock()
+    private var secrets: [String: String] = [:]
+
+    init(apps: any AppStore, version: String?) {
+        self.apps = apps
+        self.version = version
+    }
+
+    func credentials(for app: App) async throws -> GraphCredentials {
+        if let secret = lock.withLock({ secrets[app.id] }) {
+            return GraphCredentials(appID: app.facebookAppID, appSecret: secret, version: version)
+        }
+        let secret = try await apps.secret(ofApp: app.id)
+        lock.withLock { secrets[app.id] = secret }
+        return GraphCredentials(appID: app.facebookAppID, appSecret: secret, version: version)
+    }
+}

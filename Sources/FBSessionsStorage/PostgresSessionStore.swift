@@ -1,0 +1,265 @@
+import FBSessionsCore
+import Foundation
+import Postgres
+
+/// ``SessionStore`` over PostgreSQL. Tokens are sealed with the key ring, bound to their session id; every change
+/// and its events share one transaction; every statement is scoped by app.
+///
+/// Logins for one owner are serialized by a row lock on `owners`, so the slot rule holds under concurrency; the
+/// partial unique indexes on live sessions are the last line of defence.
+public struct PostgresSessionStore: SessionStore {
+    private let database: Database
+    private let keyring: Keyring
+
+    /// Creates the store.
+    public init(database: Database, keyring: Keyring) {
+        self.database = database
+        self.keyring = keyring
+    }
+
+    public func storeLogin(_ login: LoginRecord) async throws -> StoredLogin {
+        let keyring = self.keyring
+        return try await database.transaction { connection in
+            try connection.execute(
+                "INSERT INTO owners (app_id, owner) VALUES (\(login.appID), \(login.owner)) ON CONFLICT DO NOTHING")
+            let activeID = try connection.query(
+                "SELECT active_session_id FROM owners WHERE app_id = \(login.appID) AND owner = \(login.owner) FOR UPDATE"
+            ).first?.decode("active_session_id", as: String?.self)
+            let live = try connection.query(
+                """
+                SELECT id, slot, facebook_user_id FROM sessions
+                WHERE app_id = \(login.appID) AND owner = \(login.owner) AND state <> 'closed'
+                """
+            ).map { (id: try $0.decode("id", as: String.self), slot: try $0.decode("slot", as: Int.self),
+                     user: try $0.decode("facebook_user_id", as: String.self)) }
+            var events: [SessionEvent] = []
+            var replaced: Session?
+            let sessionID: String
+            let created: Bool
+            if let existing = live.first(where: { $0.user == login.facebookUserID }) {
+                sessionID = existing.id
+                created = false
+                try Self.writeToken(login, sessionID: sessionID, keyring: keyring, insert: false, slot: existing.slot, on: connection)
+                events.append(SessionEvent(.tokenChanged, sessionID: sessionID, owner: login.owner, data: ["user_changed": .bool(false)]))
+            } else {
+                let taken = Set(live.map(\.slot))
+                let slot: Int
+                if let requested = login.requestedSlot {
+                    slot = requested
+                } else if let free = (0..<login.maxSlots).first(where: { !taken.contains($0) }) {
+                    slot = free
+                } else {
+                    throw SessionError.slotsFull(login.maxSlots)
+                }
+                if let holder = live.first(where: { $0.slot == slot }) {
+                    replaced = try Self.closeRow(holder.id, appID: login.appID, reason: .replaced, on: connection)
+                    if let replaced {
+                        events.append(SessionEvent(.sessionClosed, sessionID: replaced.id, owner: login.owner, data: ["reason": .string("replaced")]))
+                    }
+                }
+                sessionID = Session.newID()
+                created = true
+                try Self.writeToken(login, sessionID: sessionID, keyring: keyring, insert: true, slot: slot, on: connection)
+                events.append(SessionEvent(.sessionOpened, sessionID: sessionID, owner: login.owner))
+                var data: [String: SessionEvent.Value] = ["user_changed": .bool(true)]
+                if let replaced { data["previous_session_id"] = .string(replaced.id) }
+                events.append(SessionEvent(.tokenChanged, sessionID: sessionID, owner: login.owner, data: data))
+            }
+            var active = activeID
+            if replaced != nil, activeID == replaced?.id { active = nil }
+            if login.activate { active = sessionID }
+            if active != activeID {
+                try connection.execute(
+                    "UPDATE owners SET active_session_id = \(active) WHERE app_id = \(login.appID) AND owner = \(login.owner)")
+                if active == sessionID {
+                    events.append(SessionEvent(.sessionActivated, sessionID: sessionID, owner: login.owner))
+                }
+            }
+            try EventWriter.write(events, appID: login.appID, on: connection)
+            guard let session = try Self.read(sessionID, appID: login.appID, on: connection) else {
+                throw SessionError.notFound
+            }
+            return StoredLogin(session: session, created: created, replaced: replaced)
+        }
+    }
+
+    public func session(id: String, appID: String) async throws -> Session? {
+        try await database.run { connection in try Self.read(id, appID: appID, on: connection) }
+    }
+
+    public func sessions(owner: String, appID: String) async throws -> [Session] {
+        try await database.run { connection in
+            try connection.query(
+                """
+                SELECT \(unsafeSQL: SessionRow.columns) \(unsafeSQL: SessionRow.from)
+                WHERE s.app_id = \(appID) AND s.owner = \(owner) AND s.state <> 'closed' ORDER BY s.slot
+                """
+            ).map(SessionRow.session)
+        }
+    }
+
+    public func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)? {
+        let found: (Session, Keyring.Sealed?)? = try await database.run { connection in
+            guard let row = try connection.query(
+                """
+                SELECT \(unsafeSQL: SessionRow.columns), s.token_key_id, s.token_box \(unsafeSQL: SessionRow.from)
+                WHERE s.id = \(id) AND s.app_id = \(appID)
+                """
+            ).first else { return nil }
+            let sealed = try row.decode("token_key_id", as: String?.self).map {
+                Keyring.Sealed(keyID: $0, box: try row.decode("token_box", as: [UInt8].self))
+            }
+            return (try SessionRow.session(from: row), sealed)
+        }
+        guard let (session, sealed) = found else { return nil }
+        guard session.state != .closed, let sealed else { throw SessionError.closed }
+        return (session, try open(sealed, sessionID: session.id))
+    }
+
+    public func close(id: String, appID: String, reason: ClosedReason, keepRevocation: Bool) async throws
+        -> (session: Session, closedNow: Bool)?
+    {
+        try await database.transaction { connection in
+            guard let current = try Self.read(id, appID: appID, on: connection, lock: true) else { return nil }
+            guard current.state != .closed else { return (current, false) }
+            if keepRevocation {
+                try connection.execute(
+                    """
+                    INSERT INTO pending_revocations (session_id, app_id, token_key_id, token_box)
+                    SELECT id, app_id, token_key_id, token_box FROM sessions WHERE id = \(id) AND app_id = \(appID)
+                    ON CONFLICT (session_id) DO NOTHING
+                    """)
+            }
+            guard let closed = try Self.closeRow(id, appID: appID, reason: reason, on: connection) else { return nil }
+            try EventWriter.write(
+                [SessionEvent(.sessionClosed, sessionID: id, owner: closed.owner, data: ["reason": .string(reason.rawValue)])],
+                appID: appID, on: connection)
+            return (closed, true)
+        }
+    }
+
+    public func completeRevocation(sessionID: String, appID: String) async throws {
+        try await database.run { connection in
+            _ = try connection.execute(
+                "DELETE FROM pending_revocations WHERE session_id = \(sessionID) AND app_id = \(appID)")
+        }
+    }
+
+    public func closeAll(owner: String, appID: String, reason: ClosedReason) async throws -> [Session] {
+        try await database.transaction { connection in
+            let ids = try connection.query(
+                """
+                SELECT id FROM sessions WHERE app_id = \(appID) AND owner = \(owner) AND state <> 'closed'
+                ORDER BY slot FOR UPDATE
+                """
+            ).map { try $0.decode("id", as: String.self) }
+            var closed: [Session] = []
+            for id in ids {
+                if let session = try Self.closeRow(id, appID: appID, reason: reason, on: connection) { closed.append(session) }
+            }
+            try EventWriter.write(
+                closed.map { SessionEvent(.sessionClosed, sessionID: $0.id, owner: owner, data: ["reason": .string(reason.rawValue)]) },
+                appID: appID, on: connection)
+            return closed
+        }
+    }
+
+    public func activate(sessionID: String, owner: String, appID: String) async throws -> Session {
+        try await database.transaction { connection in
+            guard let session = try Self.read(sessionID, appID: appID, on: connection, lock: true), session.owner == owner
+            else { throw SessionError.notFound }
+            guard session.state != .closed else { throw SessionError.closed }
+            if session.active { return session }
+            try connection.execute(
+                """
+                INSERT INTO owners (app_id, owner, active_session_id) VALUES (\(appID), \(owner), \(sessionID))
+                ON CONFLICT (app_id, owner) DO UPDATE SET active_session_id = excluded.active_session_id
+                """)
+            try EventWriter.write([SessionEvent(.sessionActivated, sessionID: sessionID, owner: owner)], appID: appID, on: connection)
+            guard let updated = try Self.read(sessionID, appID: appID, on: connection) else { throw SessionError.notFound }
+            return updated
+        }
+    }
+
+    // MARK: Rows
+
+    static func read(_ id: String, appID: String, on connection: PostgresConnection, lock: Bool = false) throws -> Session? {
+        let rows = try lock
+            ? connection.query(
+                """
+                SELECT \(unsafeSQL: SessionRow.columns) \(unsafeSQL: SessionRow.from)
+                WHERE s.id = \(id) AND s.app_id = \(appID) FOR UPDATE OF s
+                """)
+            : connection.query(
+                """
+                SELECT \(unsafeSQL: SessionRow.columns) \(unsafeSQL: SessionRow.from)
+                WHERE s.id = \(id) AND s.app_id = \(appID)
+                """)
+        return try rows.first.map(SessionRow.session)
+    }
+
+    /// Closes one live session row: erases token and profile, releases the owner's active pointer. No event.
+    static func closeRow(_ id: String, appID: String, reason: ClosedReason, on connection: PostgresConnection) throws -> Session? {
+        let changed = try connection.execute(
+            """
+            UPDATE sessions SET state = 'closed', closed_reason = \(reason.rawValue), closed_at = now(),
+                token_key_id = NULL, token_box = NULL, profile = NULL, action_required = NULL,
+                validating_until = NULL, updated_at = now()
+            WHERE id = \(id) AND app_id = \(appID) AND state <> 'closed'
+            """)
+        guard changed > 0 else { return nil }
+        try connection.execute(
+            "UPDATE owners SET active_session_id = NULL WHERE app_id = \(appID) AND active_session_id = \(id)")
+        return try read(id, appID: appID, on: connection)
+    }
+
+    private static func writeToken(
+        _ login: LoginRecord, sessionID: String, keyring: Keyring, insert: Bool, slot: Int, on connection: PostgresConnection
+    ) throws {
+        let sealed = try keyring.seal(Array(login.token.utf8), context: sessionID)
+        let profile = SessionRow.profileJSON(login.profile)
+        if insert {
+            try connection.execute(
+                """
+                INSERT INTO sessions (id, app_id, owner, slot, facebook_user_id, state, action_required, token_key_id,
+                    token_box, token_expires_at, data_access_expires_at, token_refreshed_at, permissions,
+                    declined_permissions, expired_permissions, profile, profile_refreshed_at, validated_at)
+                VALUES (\(sessionID), \(login.appID), \(login.owner), \(slot), \(login.facebookUserID), 'open',
+                    \(login.action?.rawValue), \(sealed.keyID), \(sealed.box), \(login.tokenExpiresAt),
+                    \(login.dataAccessExpiresAt), now(), \(login.permissions.granted), \(login.permissions.declined),
+                    \(login.permissions.expired), \(profile)::jsonb, now(), now())
+                """)
+        } else {
+            try connection.execute(
+                """
+                UPDATE sessions SET action_required = \(login.action?.rawValue), token_key_id = \(sealed.keyID),
+                    token_box = \(sealed.box), token_expires_at = \(login.tokenExpiresAt),
+                    data_access_expires_at = \(login.dataAccessExpiresAt), token_refreshed_at = now(),
+                    permissions = \(login.permissions.granted), declined_permissions = \(login.permissions.declined),
+                    expired_permissions = \(login.permissions.expired), profile = \(profile)::jsonb,
+                    profile_refreshed_at = now(), validated_at = now(), updated_at = now()
+                WHERE id = \(sessionID) AND app_id = \(login.appID)
+                """)
+        }
+    }
+
+    func keyringSeal(_ token: String, sessionID: String) throws -> Keyring.Sealed {
+        try keyring.seal(Array(token.utf8), context: sessionID)
+    }
+
+    func databaseRun<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        try await database.run(body)
+    }
+
+    func databaseTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        try await database.transaction(body)
+    }
+
+    func open(_ sealed: Keyring.Sealed, sessionID: String) throws -> String {
+        do {
+            return String(decoding: try keyring.open(sealed, context: sessionID), as: UTF8.self)
+        } catch {
+            throw ServiceError.undecryptable
+        }
+    }
+}
