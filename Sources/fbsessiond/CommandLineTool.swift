@@ -3,7 +3,6 @@ import Foundation
 /// Dispatches subcommands and turns failures into exit statuses: 0 done, 1 failed, 2 wrong usage or settings.
 enum CommandLineTool {
     static func main(_ words: [String]) async -> Int32 {
-        setvbuf(stdout, nil, _IOLBF, 0)  // lines reach a pipe or file as they are printed, as on a terminal
         guard let command = words.first, command != "--help", command != "-h", command != "help" else {
             print(Help.main)
             return words.isEmpty ? 2 : 0
@@ -40,4 +39,11 @@ enum CommandLineTool {
     static func printError(_ text: String) {
         FileHandle.standardError.write(Data("fbsessiond: \(text)\n".utf8))
     }
+}
+
+/// The module's `print`: each call is one `write(2)` on standard output, so lines reach a pipe or a file as they
+/// are printed (Swift's own `print` buffers when standard output is not a terminal).
+func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+    let text = items.map { String(describing: $0) }.joined(separator: separator) + terminator
+    FileHandle.standardOutput.write(Data(text.utf8))
 }

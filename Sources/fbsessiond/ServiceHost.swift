@@ -1,5 +1,6 @@
 import FBSessionsAPI
 import FBSessionsCore
+import FBSessionsGraph
 import FBSessionsStorage
 import Foundation
 import HTTPServer
@@ -22,11 +23,25 @@ enum ServiceHost {
         metrics.gauge("fbs_db_pool_waiting", help: "Requests waiting for a database connection.") {
             [([], Double(pool.statistics.waiting))]
         }
+        let apps = PostgresAppStore(database: runtime.database, keyring: keyring)
+        let graph: GraphClient
+        do {
+            graph = try GraphClient(
+                configuration: .init(settings: settings), logger: Logger(label: "graph", level: settings.logLevel),
+                metrics: metrics)
+        } catch {
+            throw CommandFailure("FBS_GRAPH_URL: \(error)")
+        }
+        defer { graph.shutdown() }
+        let sessions = SessionService(
+            store: PostgresSessionStore(database: runtime.database, keyring: keyring), graph: graph, apps: apps,
+            policy: .init(
+                validateTTL: Double(settings.validateTTL), refreshAfter: Double(settings.refreshAfter),
+                maxSlots: settings.maxSlots, graphVersion: settings.graphVersion, graphTimeout: settings.graphTimeout))
         let services = Services(
-            apps: PostgresAppStore(database: runtime.database, keyring: keyring),
-            keys: PostgresKeyStore(database: runtime.database),
+            apps: apps, keys: PostgresKeyStore(database: runtime.database),
             readiness: PostgresReadiness(database: runtime.database, migrator: runtime.migrator),
-            metrics: metrics, openAPIDocument: try OpenAPIFile.load())
+            metrics: metrics, openAPIDocument: try OpenAPIFile.load(), sessions: sessions, maxSlots: settings.maxSlots)
         var httpLogger = Logger(label: "http", level: settings.logLevel)
         httpLogger.metadata = [:]
         let router = Router(

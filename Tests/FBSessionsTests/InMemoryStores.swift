@@ -48,3 +48,67 @@ struct UnusedAppStore: AppStore {
     func app(named name: String) async throws -> App? { nil }
     func secret(ofApp appID: String) async throws -> String { throw ServiceError.unknownApp(appID) }
 }
+
+/// A session store for route-level tests of routes that never reach it.
+struct UnusedSessionStore: SessionStore {
+    func storeLogin(_ login: LoginRecord) async throws -> StoredLogin { throw ServiceError.databaseUnavailable }
+    func session(id: String, appID: String) async throws -> Session? { throw ServiceError.databaseUnavailable }
+    func sessions(owner: String, appID: String) async throws -> [Session] { throw ServiceError.databaseUnavailable }
+    func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)? {
+        throw ServiceError.databaseUnavailable
+    }
+    func close(id: String, appID: String, reason: ClosedReason, keepRevocation: Bool) async throws
+        -> (session: Session, closedNow: Bool)?
+    { throw ServiceError.databaseUnavailable }
+    func completeRevocation(sessionID: String, appID: String) async throws { throw ServiceError.databaseUnavailable }
+    func closeAll(owner: String, appID: String, reason: ClosedReason) async throws -> [Session] {
+        throw ServiceError.databaseUnavailable
+    }
+    func activate(sessionID: String, owner: String, appID: String) async throws -> Session {
+        throw ServiceError.databaseUnavailable
+    }
+    func claimValidation(id: String, appID: String, staleAfter: Double, lease: Double) async throws -> ValidationClaim {
+        throw ServiceError.databaseUnavailable
+    }
+    func finishValidation(id: String, appID: String, result: ValidationResult) async throws -> Session? {
+        throw ServiceError.databaseUnavailable
+    }
+}
+
+/// A Graph API for route-level tests of routes that never reach it.
+struct UnusedGraph: GraphAPI {
+    func debugToken(inputToken: String, credentials: GraphCredentials) async throws -> GraphTokenInfo {
+        throw GraphError.transient(GraphTransientFailure(.unavailable))
+    }
+    func me(fields: [String], accessToken: String, credentials: GraphCredentials) async throws -> GraphProfile {
+        throw GraphError.transient(GraphTransientFailure(.unavailable))
+    }
+    func permissions(accessToken: String, credentials: GraphCredentials) async throws -> GraphPermissions {
+        throw GraphError.transient(GraphTransientFailure(.unavailable))
+    }
+    func revokePermissions(accessToken: String, credentials: GraphCredentials) async throws {
+        throw GraphError.transient(GraphTransientFailure(.unavailable))
+    }
+    func exchangeCode(code: String, redirectURI: String, credentials: GraphCredentials) async throws -> GraphTokenGrant {
+        throw GraphError.transient(GraphTransientFailure(.unavailable))
+    }
+    func exchangeForLongLivedToken(accessToken: String, credentials: GraphCredentials) async throws -> GraphTokenGrant {
+        throw GraphError.transient(GraphTransientFailure(.unavailable))
+    }
+    func pictureURL(size: GraphPictureSize, accessToken: String, credentials: GraphCredentials) async throws -> GraphPicture {
+        throw GraphError.transient(GraphTransientFailure(.unavailable))
+    }
+    func get(path: String, query: [(name: String, value: String)], authentication: GraphAuthentication,
+             credentials: GraphCredentials) async throws -> [UInt8] {
+        throw GraphError.transient(GraphTransientFailure(.unavailable))
+    }
+}
+
+extension SessionService {
+    /// A service for route-level tests that never reach sessions.
+    static func unused() -> SessionService {
+        SessionService(
+            store: UnusedSessionStore(), graph: UnusedGraph(), apps: UnusedAppStore(),
+            policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 10))
+    }
+}

@@ -34,7 +34,8 @@ final class LiveService: Sendable {
         let services = Services(
             apps: apps, keys: keys,
             readiness: PostgresReadiness(database: database, migrator: Migrator(migrations: try TestDatabase.migrations())),
-            metrics: metrics, openAPIDocument: Array(try SpecConformanceTests.specText().utf8))
+            metrics: metrics, openAPIDocument: Array(try SpecConformanceTests.specText().utf8), sessions: .unused(),
+            maxSlots: 8)
         let router = Router(
             routes: APIRoutes.all(services) + extraRoutes(database), keys: keys,
             observer: Observer(metrics: metrics, logger: Logger(label: "http", level: .error)))

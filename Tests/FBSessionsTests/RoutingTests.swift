@@ -18,7 +18,7 @@ private func makeRouter(keys: InMemoryKeyStore = InMemoryKeyStore(), log: InMemo
     let metrics = MetricsRegistry()
     let services = Services(
         apps: UnusedAppStore(), keys: keys, readiness: FixedReadiness(), metrics: metrics,
-        openAPIDocument: Array("openapi: 3.1.0\n".utf8))
+        openAPIDocument: Array("openapi: 3.1.0\n".utf8), sessions: .unused(), maxSlots: 8)
     let echo = Route(
         "POST", "/v1/echo/{owner}", operationID: "echo", scope: .sessions, acceptsJSON: true,
         body: .waiting { context in

@@ -53,7 +53,7 @@ import Testing
     @Test func routesAndSpecMatchBothWays() throws {
         let services = Services(
             apps: UnusedAppStore(), keys: InMemoryKeyStore(), readiness: FixedReadiness(), metrics: MetricsRegistry(),
-            openAPIDocument: [])
+            openAPIDocument: [], sessions: .unused(), maxSlots: 8)
         let routed = Set(APIRoutes.all(services).map { "\($0.method) \($0.path) \($0.operationID)" })
         let specified = Self.specOperations(try Self.specText())
         #expect(!specified.isEmpty)

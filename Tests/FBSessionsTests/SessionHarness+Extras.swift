@@ -1,0 +1,82 @@
+import FBSessionsAPI
+import FBSessionsCore
+import FBSessionsStorage
+import Foundation
+import HTTPClient
+import HTTPServer
+import Postgres
+import Support
+import TestSupport
+
+/// A second service instance on the harness's database and emulator: its own pool, caches and single-flight
+/// map, as another process would have.
+final class SecondInstance: Sendable {
+    let server: Server
+    let pool: PostgresPool
+    let harness: SessionHarness
+
+    init(_ harness: SessionHarness) async throws {
+        self.harness = harness
+        pool = PostgresPool(configuration: .init(connectionString: harness.databaseURL, size: 6))
+        let database = Database(pool: pool)
+        let apps = PostgresAppStore(database: database, keyring: harness.keyring)
+        let keys = PostgresKeyStore(database: database)
+        let sessions = SessionService(
+            store: PostgresSessionStore(database: database, keyring: harness.keyring), graph: harness.graph, apps: apps,
+            policy: .init(validateTTL: 1, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
+        let metrics = MetricsRegistry()
+        let services = Services(
+            apps: apps, keys: keys,
+            readiness: PostgresReadiness(database: database, migrator: Migrator(migrations: try TestDatabase.migrations())),
+            metrics: metrics, openAPIDocument: [], sessions: sessions, maxSlots: 8)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        server = try Server(
+            configuration: configuration,
+            handler: Router(
+                routes: APIRoutes.all(services), keys: keys,
+                observer: Observer(metrics: metrics, logger: Logger(label: "http", level: .error))))
+    }
+
+    func call(_ method: String, _ path: String) async throws -> SessionHarness.Reply {
+        let response = try await harness.client.execute(
+            ClientRequest(
+                method: method, url: "http://127.0.0.1:\(server.port)\(path)",
+                headers: [("Authorization", "Bearer \(harness.key)")]))
+        return SessionHarness.Reply(status: response.status, headers: response.headers, body: response.body)
+    }
+
+    func stop() {
+        server.shutdown(gracePeriod: 0)
+        pool.shutdown()
+    }
+}
+
+/// Another tenant in the harness's database.
+enum PostgresAppStoreFactory {
+    static func otherAppKey(_ harness: SessionHarness) async throws -> String {
+        let database = Database(pool: harness.pool)
+        let app = try await PostgresAppStore(database: database, keyring: harness.keyring).addApp(
+            AppDraft(name: "other", facebookAppID: "999000111", secret: "other-secret", redirectURIs: [], requiredPermissions: []))
+        return try await PostgresKeyStore(database: database).addKey(appID: app.id, scopes: Scope.allCases).text
+    }
+}
+
+/// `pg_dump` of a test database, as text.
+enum PGDump {
+    static func run(_ url: String) throws -> String {
+        let bin = ProcessInfo.processInfo.environment["PG_BIN"].map { $0 + "/pg_dump" }
+            ?? "/usr/lib/postgresql/15/bin/pg_dump"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: bin)
+        process.arguments = ["--no-owner", url]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestSetupError("pg_dump failed") }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
