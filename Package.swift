@@ -50,6 +50,7 @@ let package = Package(
         .target(
             name: "GraphEmulator",
             dependencies: ["HTTPServer", "Crypto", "Support"],
+            exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -90,6 +91,14 @@ let package = Package(
         .testTarget(
             name: "FBSessionsGraphTests",
             dependencies: ["FBSessionsGraph", "FBSessionsCore", "GraphEmulator", "HTTPClient", "HTTPServer", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FBSessionsEventsTests",
+            dependencies: [
+                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "HTTPServer", "HTTPClient",
+                "Postgres", "Crypto", "Support", "TestSupport", "fbsessiond",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

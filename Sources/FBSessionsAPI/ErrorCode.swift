@@ -21,4 +21,5 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case tokenAppMismatch = "token_app_mismatch"
     case graphUnavailable = "graph_unavailable"
     case graphError = "graph_error"
+    case overloaded = "overloaded"
 }

@@ -17,11 +17,16 @@ public struct Services: Sendable {
     public let sessions: SessionService
     /// Accounts per owner.
     public let maxSlots: Int
+    /// The change feed; `nil` (route tests without a database) answers 503 `database_unavailable`.
+    public let events: (any EventStore)?
+    /// Long-poll readers of the feed, woken by the database listener.
+    public let eventWaiters: EventWaiters
 
     /// Creates the bundle.
     public init(
         apps: any AppStore, keys: any KeyStore, readiness: any ReadinessProbe, metrics: MetricsRegistry,
-        openAPIDocument: [UInt8], sessions: SessionService, maxSlots: Int
+        openAPIDocument: [UInt8], sessions: SessionService, maxSlots: Int, events: (any EventStore)? = nil,
+        eventWaiters: EventWaiters = EventWaiters()
     ) {
         self.apps = apps
         self.keys = keys
@@ -30,6 +35,8 @@ public struct Services: Sendable {
         self.openAPIDocument = openAPIDocument
         self.sessions = sessions
         self.maxSlots = maxSlots
+        self.events = events
+        self.eventWaiters = eventWaiters
     }
 }
 
@@ -39,5 +46,6 @@ public enum APIRoutes {
     public static func all(_ services: Services) -> [Route] {
         HealthRoutes.routes(services) + AppRoutes.routes(services) + SessionRoutes.routes(services)
             + OwnerRoutes.routes(services)
+            + EventRoutes.routes(events: services.events, waiters: services.eventWaiters)
     }
 }

@@ -23,8 +23,9 @@ extension GraphError {
             if isDataAccessExpiry(detail) {
                 return .dataAccessExpired(detail)
             }
-            return .invalidToken(ClosedReason(graphCode: code == 0 ? 190 : code, subcode: detail.subcode)
-                ?? .tokenInvalid, detail)
+            return .invalidToken(
+                ClosedReason(graphCode: code == 0 ? 190 : code, subcode: detail.subcode)
+                    ?? .tokenInvalid, detail)
         }
         if code == 10 || (200...299).contains(code) {
             return .permissionMissing(detail)

@@ -46,7 +46,11 @@ public struct GraphTokenGrant: Sendable, Hashable, CustomStringConvertible, Cust
 
     /// Reflection without the token.
     public var customMirror: Mirror {
-        Mirror(self, children: ["tokenType": tokenType as Any, "expiresIn": expiresIn as Any,
-            "accessToken": "<redacted>"])
+        Mirror(
+            self,
+            children: [
+                "tokenType": tokenType as Any, "expiresIn": expiresIn as Any,
+                "accessToken": "<redacted>",
+            ])
     }
 }

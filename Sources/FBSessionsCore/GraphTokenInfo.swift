@@ -87,6 +87,13 @@ public struct GraphTokenInfo: Sendable, Hashable {
         type == "USER"
     }
 
+    /// Whether the token was issued for the app `appID` (graph-api.md §3.4: never assume a token came from your
+    /// app). A token issued for another app must be refused even when it is valid.
+    /// - Parameter appID: the caller's Facebook app id.
+    public func isIssued(forApp appID: String) -> Bool {
+        self.appID == appID
+    }
+
     /// The error this token causes, or `nil` when `isValid`.
     ///
     /// With `data.error`, it is `GraphError.classify` of it (190/463 gives `invalidToken(.tokenExpired, …)`,

@@ -111,14 +111,15 @@ public struct SessionService: Sendable {
     }
 
     /// Asks Graph about a stored token: the profile and permissions, and a re-extension when the token is old.
-    func askGraph(_ session: Session, token: String, app: App) async -> ValidationResult {
+    func askGraph(_ session: Session, token: String, app: App, forceRefresh: Bool = false) async -> ValidationResult {
         let credentials: GraphCredentials
         do {
             credentials = try await self.credentials.credentials(for: app)
         } catch {
             return .deferred
         }
-        let needsRefresh = session.tokenRefreshedAt.map { Date().timeIntervalSince($0) >= policy.refreshAfter } ?? true
+        let needsRefresh = forceRefresh
+            || (session.tokenRefreshedAt.map { Date().timeIntervalSince($0) >= policy.refreshAfter } ?? true)
         async let profileCall = capture { try await graph.me(fields: GraphProfile.defaultFields, accessToken: token, credentials: credentials) }
         async let permissionsCall = capture { try await graph.permissions(accessToken: token, credentials: credentials) }
         async let extensionCall: Result<GraphTokenGrant, any Error>? =

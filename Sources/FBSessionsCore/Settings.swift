@@ -50,6 +50,12 @@ public struct Settings: Sendable {
     public var connectionTimeout: Int
     /// Seconds in-flight requests get to finish at shutdown.
     public var shutdownGrace: Double
+    /// Seconds between background sweeps in `serve`; 0 turns the sweep off (run `fbsessiond sweep` instead).
+    public var sweepInterval: Double
+    /// Most sessions the sweep looks at per second.
+    public var sweepRate: Double
+    /// The sweep re-validates sessions not validated for this many seconds.
+    public var sweepMaxAge: Double
 
     /// The current Graph API version used when `FBS_GRAPH_VERSION` is unset.
     public static let defaultGraphVersion = "v21.0"
@@ -79,6 +85,9 @@ public struct Settings: Sendable {
         ("FBS_MAX_CONNECTIONS", "4096", "most open client connections"),
         ("FBS_CONNECTION_TIMEOUT", "30", "seconds an idle or silent client connection is kept"),
         ("FBS_SHUTDOWN_GRACE", "10", "seconds in-flight requests get to finish on SIGTERM"),
+        ("FBS_SWEEP_INTERVAL", "60", "seconds between background sweeps in serve (0: off; use `fbsessiond sweep`)"),
+        ("FBS_SWEEP_RATE", "20", "most sessions the sweep looks at per second"),
+        ("FBS_SWEEP_MAX_AGE", "86400", "the sweep re-validates sessions not validated for this many seconds"),
     ]
 
     /// Reads every setting; returns all problems at once instead of stopping at the first.
@@ -139,7 +148,10 @@ public struct Settings: Sendable {
             statementTimeout: reader.seconds("FBS_STATEMENT_TIMEOUT", default: 10, in: 0.01...3600),
             maxConnections: reader.integer("FBS_MAX_CONNECTIONS", default: 4096, in: 16...1_000_000),
             connectionTimeout: reader.integer("FBS_CONNECTION_TIMEOUT", default: 30, in: 1...3600),
-            shutdownGrace: reader.seconds("FBS_SHUTDOWN_GRACE", default: 10, in: 0...600))
+            shutdownGrace: reader.seconds("FBS_SHUTDOWN_GRACE", default: 10, in: 0...600),
+            sweepInterval: reader.seconds("FBS_SWEEP_INTERVAL", default: 60, in: 0...86_400),
+            sweepRate: reader.seconds("FBS_SWEEP_RATE", default: 20, in: 0.01...10_000),
+            sweepMaxAge: reader.seconds("FBS_SWEEP_MAX_AGE", default: 86_400, in: 60...(86_400 * 60)))
         if !reader.problems.isEmpty {
             return .failure(SettingsError(problems: reader.problems))
         }

@@ -110,7 +110,8 @@ extension GraphClient {
         public func delay(afterAttempt attempt: Int, random: Double) -> Duration {
             let exponent = Double(min(max(attempt - 1, 0), 30))
             let capped = min(baseDelay.seconds * pow(2, exponent), maxDelay.seconds)
-            return .seconds(capped * (1 - jitter * min(1, max(0, random))))
+            let seconds = capped * (1 - jitter * min(1, max(0, random)))
+            return .nanoseconds(Int64((seconds * 1e9).rounded()))
         }
     }
 

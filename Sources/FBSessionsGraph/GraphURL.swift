@@ -1,5 +1,3 @@
-import FBSessionsCore
-
 /// Building Graph URLs: `{base}/{version}/{path}?{query}`, every query value percent-encoded.
 enum GraphURL {
     /// Whether `version` looks like `v21.0`.

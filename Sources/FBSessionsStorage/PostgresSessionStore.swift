@@ -39,8 +39,13 @@ public struct PostgresSessionStore: SessionStore {
             if let existing = live.first(where: { $0.user == login.facebookUserID }) {
                 sessionID = existing.id
                 created = false
+                let before = try Self.read(existing.id, appID: login.appID, on: connection)?.profile
                 try Self.writeToken(login, sessionID: sessionID, keyring: keyring, insert: false, slot: existing.slot, on: connection)
                 events.append(SessionEvent(.tokenChanged, sessionID: sessionID, owner: login.owner, data: ["user_changed": .bool(false)]))
+                let fields = before.map { login.profile.changedFields(from: $0) } ?? []
+                if !fields.isEmpty {
+                    events.append(SessionEvent(.profileChanged, sessionID: sessionID, owner: login.owner, data: ["fields": .strings(fields)]))
+                }
             } else {
                 let taken = Set(live.map(\.slot))
                 let slot: Int

@@ -103,7 +103,9 @@ enum JSONValue: Sendable, Equatable {
         case .bool(let value): out += value ? "true" : "false"
         case .int(let value): out += String(value)
         case .double(let value):
-            out += value.isFinite ? (value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : "\(value)") : "null"
+            out +=
+                value.isFinite
+                ? (value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : "\(value)") : "null"
         case .string(let value): Self.writeString(value, to: &out)
         case .array(let values):
             out += "["
@@ -148,7 +150,7 @@ enum JSONValue: Sendable, Equatable {
     /// Parses JSON text strictly: one value, optional surrounding whitespace, valid UTF-8, no trailing data,
     /// nesting at most 64 deep. Returns nil on any error.
     static func parse(_ bytes: [UInt8]) -> JSONValue? {
-        guard String(validatingUTF8CString: bytes) != nil else { return nil }
+        guard String(strictUTF8: bytes) != nil else { return nil }
         var parser = JSONParser(bytes: bytes)
         guard let value = parser.parseValue(depth: 0) else { return nil }
         parser.skipWhitespace()
@@ -158,7 +160,7 @@ enum JSONValue: Sendable, Equatable {
 
 extension String {
     /// Decodes bytes as UTF-8, returning nil when they are not valid UTF-8.
-    init?(validatingUTF8CString bytes: [UInt8]) {
+    init?(strictUTF8 bytes: [UInt8]) {
         var result = ""
         var iterator = bytes.makeIterator()
         var decoder = UTF8()

@@ -12,6 +12,10 @@ public struct ClientRequest: Sendable {
     public var timeout: Duration?
     /// Overrides `Client.Configuration.maxResponseBytes` for this request.
     public var maxResponseBytes: Int?
+    /// Opens a new connection for this request and closes it afterwards, never reusing a pooled one. For calls
+    /// that must not be sent twice: libcurl silently re-sends a request once when a reused keep-alive connection
+    /// turns out to be dead, and libcurl 7.88 cannot turn that off (`CURLOPT_FORBID_RETRY_ON_REUSE` is 8.16+).
+    public var freshConnection = false
 
     /// Creates a request.
     /// - Parameters:

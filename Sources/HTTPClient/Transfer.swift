@@ -60,6 +60,10 @@ final class Transfer: @unchecked Sendable {
     private func configure(request: ClientRequest, configuration: Client.Configuration, protocols: [String]) throws {
         try easy.set(CURLOPT_URL, string: request.url)
         try easy.set(CURLOPT_NOSIGNAL, true)
+        if request.freshConnection {
+            try easy.set(CURLOPT_FRESH_CONNECT, true)
+            try easy.set(CURLOPT_FORBID_REUSE, true)
+        }
         try easy.set(CURLOPT_PROTOCOLS_STR, string: protocols.joined(separator: ","))
         try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, string: protocols.joined(separator: ","))
         try easy.set(CURLOPT_FOLLOWLOCATION, configuration.followRedirects)

@@ -8,12 +8,22 @@ public struct Response: Sendable {
     public var headers: HTTPHeaders
     /// The body bytes.
     public var body: [UInt8]
+    /// When true, nothing is sent: the connection is closed at once (test peers use this to play a server that
+    /// drops the line).
+    public var dropsConnection = false
 
     /// Creates a response.
     public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// No answer at all: the connection is closed.
+    public static var dropConnection: Response {
+        var response = Response(status: 500)
+        response.dropsConnection = true
+        return response
     }
 
     /// A response with a JSON body that is already encoded.

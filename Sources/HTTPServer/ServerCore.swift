@@ -202,6 +202,7 @@ final class ServerCore: @unchecked Sendable {
 
     private func queue(_ response: Response, for exchange: Exchange, on connection: OpaquePointer) -> Bool {
         exchange.state = .responded
+        guard !response.dropsConnection else { return false }
         exchange.status = response.status
         let made = response.body.withUnsafeBytes { raw in
             MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)

@@ -23,6 +23,14 @@ enum CommandLineTool {
                 try await AdminCommands.app(arguments)
             case "key":
                 try await AdminCommands.key(arguments)
+            case "webhook":
+                try await WebhookCommands.run(arguments)
+            case "graph-emulator":
+                try await EmulatorCommand.run(arguments)
+            case "sweep":
+                try await SweepCommand.run(arguments)
+            case "reencrypt":
+                try await ReencryptCommand.run(arguments)
             default:
                 throw UsageError("unknown command \(command); see fbsessiond --help")
             }

@@ -16,6 +16,11 @@ enum Help {
           app add|list     manage apps (tenants)
           key add|list|revoke
                            manage API keys
+          webhook add|list|remove
+                           manage webhooks: signed POSTs of each event to an app's URL
+          graph-emulator   the built-in Graph API emulator alone, with a demo app and users
+          sweep            one pass of the background sweep (serve runs it every FBS_SWEEP_INTERVAL s)
+          reencrypt        move every token and app secret to the first key of FBS_ENCRYPTION_KEYS
 
         Every command takes --help. Settings come from the environment:
 
@@ -70,5 +75,33 @@ enum Help {
 
         add prints the new key alone on its last line; it is stored only as a SHA-256 hash and cannot be shown
         again. Without --scope a key gets sessions and events. list never shows keys, only their ids.
+        """
+
+    static let sweep = """
+        Usage: fbsessiond sweep
+
+        One pass of the background sweep, then exit (for cron when FBS_SWEEP_INTERVAL=0): re-extends tokens
+        that near expiry or were not extended for FBS_REFRESH_AFTER seconds, re-validates sessions not validated
+        for FBS_SWEEP_MAX_AGE seconds, closes those Graph says are dead, and retries revocations owed to
+        Facebook. At most FBS_SWEEP_RATE sessions per second; stops early when Graph is failing. Safe to run on
+        several hosts at once (rows are claimed with FOR UPDATE SKIP LOCKED).
+        """
+
+    static let reencrypt = """
+        Usage: fbsessiond reencrypt [--batch N]
+
+        Re-seals every stored token, app secret and pending revocation whose key is not the first key of
+        FBS_ENCRYPTION_KEYS, in batches of N (default 500), printing progress. Each batch commits on its own,
+        so the command can be interrupted and run again: it continues with what is left. Once it reports 0
+        left, the old key can be removed from FBS_ENCRYPTION_KEYS.
+        """
+
+    static let graphEmulator = """
+        Usage: fbsessiond graph-emulator [--port P] [--host H]
+
+        Serves the Graph API emulator (Graph paths, the login dialog, a CDN for pictures, and a control API
+        under /__emulator/) on H:P (default 127.0.0.1 and a free port), seeded with the demo app and the demo
+        users Alice and Bob. Point the service at it with FBS_GRAPH_URL and FBS_DIALOG_URL. Nothing in the
+        product depends on it; Facebook itself is never contacted.
         """
 }

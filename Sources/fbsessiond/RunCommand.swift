@@ -1,6 +1,8 @@
 import Crypto
 import FBSessionsCore
 import FBSessionsStorage
+import GraphEmulator
+import HTTPServer
 import Foundation
 import LocalCluster
 import Support
@@ -18,6 +20,19 @@ enum RunCommand {
         if environment["FBS_ENCRYPTION_KEYS", default: ""].isEmpty {
             environment["FBS_ENCRYPTION_KEYS"] = try secretFile("encryption-keys") { Keyring.generate().text }
         }
+        // Without a Graph URL of the operator's, the built-in emulator plays Facebook, seeded with a demo app.
+        var emulator: (Emulator, Server)?
+        if environment["FBS_GRAPH_URL", default: ""].isEmpty {
+            let instance = Emulator()
+            let server = try instance.start(port: Int(environment["FBS_EMULATOR_PORT"] ?? "0") ?? 0)
+            instance.seedDemo()
+            emulator = (instance, server)
+            environment["FBS_GRAPH_URL"] = instance.baseURL
+            environment["FBS_DIALOG_URL"] = instance.dialogBaseURL
+            environment["FBS_PICTURE_HOSTS"] = environment["FBS_PICTURE_HOSTS"] ?? "127.0.0.1,localhost"
+            environment["FBS_PICTURE_ALLOW_HTTP"] = environment["FBS_PICTURE_ALLOW_HTTP"] ?? "true"
+        }
+        defer { emulator?.1.shutdown(gracePeriod: 1) }
         let settings = try Runtime.settings(environment)
 
         var cluster: Cluster?
@@ -42,7 +57,7 @@ enum RunCommand {
         for migration in try await runtime.migrate() {
             print("applied migration \(migration.fileName)")
         }
-        let key = try await demoKey(runtime)
+        let key = try await demoKey(runtime, emulated: emulator != nil)
         try await ServiceHost.serve(runtime) { server in
             let base = "http://\(settings.listenHost == "0.0.0.0" ? "127.0.0.1" : settings.listenHost):\(server.port)"
             print(
@@ -52,10 +67,24 @@ enum RunCommand {
                   spec:      \(base)/openapi.yaml
                   health:    \(base)/healthz   ready: \(base)/readyz   metrics: \(base)/metrics
                   demo key:  \(key)
-
-                  curl -s -H 'Authorization: Bearer \(key)' \(base)/v1/app
-
                 """)
+            if let (instance, _) = emulator {
+                print(
+                    """
+                  Facebook:  the built-in Graph emulator at \(instance.baseURL) (demo users alice and bob)
+
+                  Try a whole login, status and logout:
+                    KEY='\(key)'
+                    TOKEN=$(curl -s -X POST '\(instance.baseURL)/__emulator/demo-token?user=alice' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')
+                    SESSION=$(curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
+                      -d "{\\"owner\\":\\"demo-user\\",\\"access_token\\":\\"$TOKEN\\"}" \(base)/v1/sessions | sed -E 's/.*"id":"(ses_[^"]+)".*/\\1/')
+                    curl -s -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION?validate=always"
+                    curl -s -H "Authorization: Bearer $KEY" \(base)/v1/owners/demo-user/sessions
+                    curl -s -X DELETE -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION"
+                """)
+            } else {
+                print("\n  curl -s -H 'Authorization: Bearer \(key)' \(base)/v1/app\n")
+            }
         }
     }
 
@@ -82,16 +111,18 @@ enum RunCommand {
     }
 
     /// The demo app and a key for it; the key is kept in `.fbsessions/demo-key` and reused while it still works.
-    private static func demoKey(_ runtime: Runtime) async throws -> String {
+    private static func demoKey(_ runtime: Runtime, emulated: Bool) async throws -> String {
         let apps = try runtime.apps
         let app: App
         if let existing = try await apps.app(named: "demo") {
             app = existing
         } else {
-            let secret = try secretFile("demo-app-secret") { Hex.encodeRandom(16) }
+            // Against the emulator the demo app is the emulator's; otherwise a placeholder until the operator
+            // adds a real Facebook app with `fbsessiond app add`.
+            let secret = emulated ? Emulator.demoAppSecret : try secretFile("demo-app-secret") { Hex.encodeRandom(16) }
             app = try await apps.addApp(
                 AppDraft(
-                    name: "demo", facebookAppID: "1000000000000001", secret: secret,
+                    name: "demo", facebookAppID: Emulator.demoAppID, secret: secret,
                     redirectURIs: ["http://127.0.0.1:3000/callback"], requiredPermissions: []))
             print("created the demo app (facebook app id \(app.facebookAppID))")
         }

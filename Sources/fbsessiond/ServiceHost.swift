@@ -3,6 +3,7 @@ import FBSessionsCore
 import FBSessionsGraph
 import FBSessionsStorage
 import Foundation
+import HTTPClient
 import HTTPServer
 import Postgres
 import Support
@@ -35,13 +36,24 @@ enum ServiceHost {
         defer { graph.shutdown() }
         let sessions = SessionService(
             store: PostgresSessionStore(database: runtime.database, keyring: keyring), graph: graph, apps: apps,
-            policy: .init(
-                validateTTL: Double(settings.validateTTL), refreshAfter: Double(settings.refreshAfter),
-                maxSlots: settings.maxSlots, graphVersion: settings.graphVersion, graphTimeout: settings.graphTimeout))
+            policy: policy(settings))
+        let eventWaiters = EventWaiters()
+        metrics.gauge("fbs_event_waiters", help: "Long-poll requests waiting for events.") {
+            [([], Double(eventWaiters.count))]
+        }
+        let webhookClient = try Client(configuration: .init(timeout: .seconds(10), maxResponseBytes: 64 * 1024))
+        defer { webhookClient.shutdown() }
+        let webhooks = WebhookDispatcher(
+            database: runtime.database, keyring: keyring, transport: ClientWebhookTransport(client: webhookClient),
+            logger: Logger(label: "webhooks", level: settings.logLevel))
+        let notifications = EventNotifications(
+            connectionString: pool.configuration.connectionString, waiters: eventWaiters, dispatcher: webhooks,
+            logger: Logger(label: "events", level: settings.logLevel))
         let services = Services(
             apps: apps, keys: PostgresKeyStore(database: runtime.database),
             readiness: PostgresReadiness(database: runtime.database, migrator: runtime.migrator),
-            metrics: metrics, openAPIDocument: try OpenAPIFile.load(), sessions: sessions, maxSlots: settings.maxSlots)
+            metrics: metrics, openAPIDocument: try OpenAPIFile.load(), sessions: sessions, maxSlots: settings.maxSlots,
+            events: PostgresEventStore(database: runtime.database), eventWaiters: eventWaiters)
         var httpLogger = Logger(label: "http", level: settings.logLevel)
         httpLogger.metadata = [:]
         let router = Router(
@@ -65,12 +77,30 @@ enum ServiceHost {
         }
         runtime.logger.info("listening", ["address": .string("\(settings.listenHost):\(server.port)")])
         whenListening(server)
+        notifications.start()
+        webhooks.start()
+        let sweeping = SweepCommand.loop(
+            sessions: sessions, store: PostgresSessionStore(database: runtime.database, keyring: keyring),
+            settings: settings, logger: runtime.logger)
 
         let signal = await Signals.waitForTermination()
+        sweeping.cancel()
+        eventWaiters.shutdown()  // long polls answer now instead of holding the drain for up to 30 s
+        notifications.stop()
+        await webhooks.stop()
         runtime.logger.info("stopping", ["signal": .string(signal), "in_flight": .int(server.activeRequests)])
         server.shutdown(gracePeriod: settings.shutdownGrace)
         runtime.shutdown()
         runtime.logger.info("stopped")
+    }
+}
+
+extension ServiceHost {
+    /// The session policy the settings describe.
+    static func policy(_ settings: Settings) -> SessionService.Policy {
+        .init(
+            validateTTL: Double(settings.validateTTL), refreshAfter: Double(settings.refreshAfter),
+            maxSlots: settings.maxSlots, graphVersion: settings.graphVersion, graphTimeout: settings.graphTimeout)
     }
 }
 

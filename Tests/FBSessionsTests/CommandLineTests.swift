@@ -47,7 +47,7 @@ import TestSupport
         try await onThread {
             let main = try Self.run(["--help"])
             #expect(main.status == 0 && main.output.contains("migrate") && main.output.contains("FBS_VALIDATE_TTL"))
-            for command in [["serve"], ["run"], ["migrate"], ["app"], ["key"]] {
+            for command in [["serve"], ["run"], ["migrate"], ["app"], ["key"], ["webhook"], ["sweep"], ["reencrypt"], ["graph-emulator"]] {
                 let help = try Self.run(command + ["--help"])
                 #expect(help.status == 0 && help.output.contains("Usage: fbsessiond \(command[0])"))
             }
@@ -114,6 +114,8 @@ import TestSupport
             let answer = try Self.get(port, "/v1/app", key: key.lastLine)
             #expect(answer.status == 200 && answer.text.contains(#""name":"shop""#))
             #expect(!answer.text.contains("fb-app-secret-value"))
+            // The exchange is recorded just after its response is sent: wait for it rather than race it.
+            #expect(eventually { (try? Self.get(port, "/metrics").text.contains(#"route="/v1/app",le="+Inf"} 1"#)) == true })
             let metrics = try Self.get(port, "/metrics").text
             for series in [#"fbs_db_pool_connections{state="in_use"}"#, "fbs_db_pool_waiting", "fbs_http_requests_waiting",
                            #"fbs_http_request_duration_seconds_bucket{route="/v1/app",le="+Inf"} 1"#] {

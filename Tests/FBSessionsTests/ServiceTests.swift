@@ -66,7 +66,7 @@ import TestSupport
             }
             let started = Date()
             #expect(try service.request("/healthz", authorized: false).status == 200)
-            #expect(Date().timeIntervalSince(started) < 0.3)
+            #expect(Date().timeIntervalSince(started) < 1.0)  // the holder keeps the pool for 1.5 s
             let replies = try waiting.map { try $0.readReply() }
             #expect(replies.allSatisfy { $0.status == 503 && $0.headers["retry-after"] == "1" })
             #expect(replies.allSatisfy { $0.text.contains("database_unavailable") })

@@ -28,6 +28,9 @@ final class SessionHarness: Sendable {
     let sessionsKey: String
     let store: PostgresSessionStore
     let keyring: Keyring
+    /// The key ring in settings form.
+    let keyringText: String
+    let sessions: SessionService
 
     init(maxSlots: Int = 8, validateTTL: Double = 300, requiredPermissions: [String] = []) async throws {
         emulator = Emulator()
@@ -35,7 +38,7 @@ final class SessionHarness: Sendable {
         databaseURL = try TestDatabase.create()
         pool = PostgresPool(configuration: .init(connectionString: databaseURL, size: 6, connectTimeout: .seconds(2)))
         let database = Database(pool: pool)
-        keyring = Keyring.generate().ring
+        (keyring, keyringText) = Keyring.generate()
         facebookApp = try emulator.registerApp(redirectURIs: ["https://shop.example/callback"])
         let apps = PostgresAppStore(database: database, keyring: keyring)
         app = try await apps.addApp(
@@ -50,7 +53,7 @@ final class SessionHarness: Sendable {
                 baseURL: "http://127.0.0.1:\(emulatorServer.port)", timeout: .seconds(3),
                 retry: .init(maxAttempts: 2, baseDelay: .milliseconds(20)), allowsPlainHTTP: true))
         store = PostgresSessionStore(database: database, keyring: keyring)
-        let sessions = SessionService(
+        sessions = SessionService(
             store: store, graph: graph, apps: apps,
             policy: .init(
                 validateTTL: validateTTL, refreshAfter: 86_400, maxSlots: maxSlots, graphVersion: nil, graphTimeout: 3))

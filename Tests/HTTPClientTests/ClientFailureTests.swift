@@ -14,7 +14,7 @@ struct ClientFailureTests {
             let elapsed = ContinuousClock.now - start
             #expect(error?.code == .timeout)
             #expect(elapsed >= .milliseconds(450))
-            #expect(elapsed < .seconds(2))
+            #expect(elapsed < .seconds(5))
             let closed = try await pollUntil { peer.openConnectionCount == 0 }
             #expect(closed)
         }

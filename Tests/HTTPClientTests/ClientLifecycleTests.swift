@@ -13,7 +13,7 @@ struct ClientLifecycleTests {
             let start = ContinuousClock.now
             task.cancel()
             let result = await task.result
-            #expect(ContinuousClock.now - start < .milliseconds(500))
+            #expect(ContinuousClock.now - start < .seconds(3))
             #expect(throws: ClientError.self) { try result.get() }
             #expect((result.failureError as? ClientError)?.code == .cancelled)
             // The transfer left libcurl: its connection is closed, so the peer's hanging thread sees end of stream.

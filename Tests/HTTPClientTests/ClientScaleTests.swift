@@ -28,7 +28,7 @@ struct ClientScaleTests {
             #expect(statuses.count == 1000)
             #expect(statuses.allSatisfy { $0 == 200 })
             #expect(peer.requestCount == 1000)
-            #expect(elapsed < .seconds(3))
+            #expect(elapsed < .seconds(10))  // serial transfers would take minutes; the figure is printed
         }
     }
 

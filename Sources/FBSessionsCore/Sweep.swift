@@ -1,0 +1,165 @@
+import Foundation
+
+/// What the background sweep asks of storage: sessions due for a look, and revocations still owed to Facebook.
+public protocol SweepStore: Sendable {
+    /// Claims up to `limit` live sessions that need a look (not validated for `maxAge` seconds, token expiring
+    /// within `expiryMargin` seconds, or not extended for `refreshAfter` seconds), with the same lease a status
+    /// request takes, so a session is never validated twice at once across instances. Skips rows other
+    /// instances hold (`FOR UPDATE SKIP LOCKED`).
+    func claimDue(limit: Int, maxAge: Double, expiryMargin: Double, refreshAfter: Double, lease: Double) async throws
+        -> [DueSession]
+
+    /// Claims up to `limit` pending revocations whose next attempt is due, pushing their next attempt back by
+    /// `lease` seconds while this instance works on them.
+    func claimRevocations(limit: Int, lease: Double) async throws -> [PendingRevocation]
+
+    /// Records a failed revocation attempt; the next one waits `retryAfter` seconds.
+    func revocationFailed(sessionID: String, retryAfter: Double) async throws
+
+    /// The app with this id.
+    func app(id: String) async throws -> App?
+}
+
+/// A session claimed by the sweep, with its token.
+public struct DueSession: Sendable {
+    /// The session.
+    public var session: Session
+    /// Its decrypted token.
+    public var token: String
+
+    /// Creates a value.
+    public init(session: Session, token: String) {
+        self.session = session
+        self.token = token
+    }
+}
+
+/// A revocation still owed to Facebook.
+public struct PendingRevocation: Sendable {
+    /// The closed session it came from.
+    public var sessionID: String
+    /// Its app.
+    public var appID: String
+    /// The decrypted token to revoke with.
+    public var token: String
+    /// Attempts so far.
+    public var attempts: Int
+
+    /// Creates a value.
+    public init(sessionID: String, appID: String, token: String, attempts: Int) {
+        self.sessionID = sessionID
+        self.appID = appID
+        self.token = token
+        self.attempts = attempts
+    }
+}
+
+/// One pass of the sweep: what it did.
+public struct SweepReport: Sendable, Equatable {
+    /// Sessions Graph confirmed.
+    public var validated = 0
+    /// Tokens re-extended.
+    public var extended = 0
+    /// Sessions closed because Graph said the token is dead.
+    public var closed = 0
+    /// Sessions left for later because Graph could not be asked.
+    public var deferred = 0
+    /// Revocations Facebook took.
+    public var revoked = 0
+    /// Revocations still pending after this pass.
+    public var revocationsPending = 0
+
+    /// An empty report.
+    public init() {}
+}
+
+/// The background sweep: keeps tokens extended, re-validates sessions nobody has looked at for long, closes dead
+/// ones, and retries owed revocations. Paced by a rate limit on sessions per second, and backs off when Graph
+/// is failing or rate-limiting, so an outage never turns into a storm of calls.
+public struct Sweeper: Sendable {
+    /// How the sweep paces itself.
+    public struct Policy: Sendable {
+        /// Sessions claimed per batch.
+        public var batchSize: Int = 50
+        /// Most sessions looked at per second (each costs two or three Graph calls).
+        public var sessionsPerSecond: Double = 20
+        /// Re-validate sessions not validated for this many seconds.
+        public var maxAge: Double = 86_400
+        /// Extend tokens that expire within this many seconds.
+        public var expiryMargin: Double = 7 * 86_400
+        /// Most batches in one pass.
+        public var maxBatches: Int = 100
+
+        /// The defaults.
+        public init() {}
+    }
+
+    let service: SessionService
+    let store: any SweepStore
+    let policy: Policy
+
+    /// Creates a sweeper over the service's store and Graph client.
+    public init(service: SessionService, store: any SweepStore, policy: Policy = Policy()) {
+        self.service = service
+        self.store = store
+        self.policy = policy
+    }
+
+    /// Runs one pass: batches of due sessions until none is left (or `maxBatches`), then owed revocations.
+    /// Stops a pass early when most of a batch was deferred (Graph is down or rate-limiting).
+    public func pass() async throws -> SweepReport {
+        var report = SweepReport()
+        let lease = service.policy.graphTimeout * 3 + 5
+        batches: for _ in 0..<policy.maxBatches {
+            let due = try await store.claimDue(
+                limit: policy.batchSize, maxAge: policy.maxAge, expiryMargin: policy.expiryMargin,
+                refreshAfter: service.policy.refreshAfter, lease: lease)
+            if due.isEmpty { break }
+            var deferredInBatch = 0
+            for (index, item) in due.enumerated() {
+                try Task.checkCancellation()
+                let started = Date()
+                guard let app = try await store.app(id: item.session.appID) else { continue }
+                let nearExpiry = item.session.tokenExpiresAt.map { $0.timeIntervalSinceNow < policy.expiryMargin } ?? false
+                let result = await service.askGraph(item.session, token: item.token, app: app, forceRefresh: nearExpiry)
+                _ = try await service.store.finishValidation(id: item.session.id, appID: app.id, result: result)
+                switch result {
+                case .valid(_, _, _, _, let extended, _):
+                    report.validated += 1
+                    if extended != nil { report.extended += 1 }
+                case .dataAccessExpired: report.validated += 1
+                case .invalid: report.closed += 1
+                case .deferred:
+                    report.deferred += 1
+                    deferredInBatch += 1
+                }
+                if deferredInBatch >= 3 && deferredInBatch * 2 > index + 1 {
+                    // Graph is failing: release the rest of the batch untouched and end the pass.
+                    for rest in due.dropFirst(index + 1) {
+                        _ = try await service.store.finishValidation(id: rest.session.id, appID: rest.session.appID, result: .deferred)
+                    }
+                    break batches
+                }
+                let pace = 1 / policy.sessionsPerSecond - Date().timeIntervalSince(started)
+                if pace > 0 { try await Task.sleep(nanoseconds: UInt64(pace * 1e9)) }
+            }
+        }
+        for revocation in try await store.claimRevocations(limit: policy.batchSize, lease: lease) {
+            guard let app = try await store.app(id: revocation.appID) else { continue }
+            do {
+                let credentials = try await service.credentials.credentials(for: app)
+                try await service.graph.revokePermissions(accessToken: revocation.token, credentials: credentials)
+                try await service.store.completeRevocation(sessionID: revocation.sessionID, appID: app.id)
+                report.revoked += 1
+            } catch let error as GraphError where error.closedReason != nil {
+                try await service.store.completeRevocation(sessionID: revocation.sessionID, appID: app.id)
+                report.revoked += 1
+            } catch {
+                let backoff = min(3600, 30 * pow(2, Double(min(revocation.attempts, 7))))
+                try await store.revocationFailed(sessionID: revocation.sessionID, retryAfter: backoff)
+                report.revocationsPending += 1
+            }
+        }
+        return report
+    }
+}

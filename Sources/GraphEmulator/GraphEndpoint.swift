@@ -1,0 +1,22 @@
+/// The endpoint families the emulator counts, delays and fails separately. The raw values are the names the
+/// control API uses.
+public enum GraphEndpoint: String, Sendable, CaseIterable, Hashable {
+    /// `GET /me`.
+    case me
+    /// `GET /{user-id}`.
+    case user
+    /// `GET /debug_token`.
+    case debugToken = "debug_token"
+    /// `GET|POST /oauth/access_token`.
+    case oauthAccessToken = "oauth_access_token"
+    /// `GET|DELETE /{id}/permissions[/{permission}]`.
+    case permissions
+    /// `GET /{id}/picture`.
+    case picture
+    /// The picture bytes at the emulator's CDN stand-in (`/__cdn/...`).
+    case cdn
+    /// The login dialog `/vNN.N/dialog/oauth`.
+    case dialog
+    /// Any other Graph path (unknown nodes and edges).
+    case other
+}

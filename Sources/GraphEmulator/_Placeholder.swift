@@ -1,2 +1,0 @@
-// Placeholder until the module lands; delete when it has real files.
-enum _PlaceholderGraphEmulator {}

@@ -1,0 +1,26 @@
+import FBSessionsCore
+import FBSessionsStorage
+import Foundation
+
+/// `fbsessiond reencrypt`: moves every sealed value to the current key, with progress, resumable.
+enum ReencryptCommand {
+    static func run(_ arguments: Arguments) async throws {
+        if arguments.flag("help") { return print(Help.reencrypt) }
+        let batch = Int(arguments.value("batch") ?? "500") ?? 0
+        guard (1...10_000).contains(batch) else { throw UsageError("--batch must be 1 to 10000") }
+        let runtime = try Runtime(settings: try Runtime.settings())
+        defer { runtime.shutdown() }
+        let reencryptor = Reencryptor(database: runtime.database, keyring: try runtime.keyring())
+        let total = try await reencryptor.remaining().reduce(0) { $0 + $1.count }
+        print("\(total) sealed value(s) to move to key \(try runtime.keyring().currentKeyID)")
+        var moved = 0
+        while true {
+            let done = try await reencryptor.step(limit: batch)
+            if done == 0 { break }
+            moved += done
+            print("re-sealed \(moved) of \(total)")
+        }
+        let left = try await reencryptor.remaining()
+        print(left.map { "\($0.table): \($0.count) left" }.joined(separator: ", "))
+    }
+}

@@ -1,0 +1,147 @@
+import FBSessionsAPI
+import FBSessionsCore
+import FBSessionsGraph
+import Foundation
+import HTTPServer
+import Postgres
+import Support
+import TestSupport
+
+@testable import FBSessionsStorage
+
+/// A fresh database with two apps and their keys, the API router over it (no socket), and the listener that
+/// wakes long-poll readers, as `fbsessiond serve` wires them.
+final class EventHarness: Sendable {
+    let databaseURL: String
+    let pool: PostgresPool
+    let database: Database
+    let keyring: Keyring
+    let apps: PostgresAppStore
+    let app: App
+    let otherApp: App
+    /// A key of `app` with the `events` scope.
+    let key: String
+    /// A key of `otherApp` with the `events` scope.
+    let otherKey: String
+    /// A key of `app` with only `sessions`.
+    let sessionsKey: String
+    let waiters: EventWaiters
+    let store: PostgresEventStore
+    let router: Router
+    let notifications: EventNotifications
+
+    init(maxWaiters: Int = 100, listen: Bool = true) async throws {
+        databaseURL = try TestDatabase.create()
+        pool = PostgresPool(configuration: .init(connectionString: databaseURL, size: 6, connectTimeout: .seconds(2)))
+        database = Database(pool: pool)
+        keyring = Keyring.generate().ring
+        apps = PostgresAppStore(database: database, keyring: keyring)
+        app = try await apps.addApp(
+            AppDraft(name: "shop", facebookAppID: "1001", secret: "s1", redirectURIs: [], requiredPermissions: []))
+        otherApp = try await apps.addApp(
+            AppDraft(name: "blog", facebookAppID: "1002", secret: "s2", redirectURIs: [], requiredPermissions: []))
+        let keys = PostgresKeyStore(database: database)
+        key = try await keys.addKey(appID: app.id, scopes: [.events]).text
+        otherKey = try await keys.addKey(appID: otherApp.id, scopes: [.events]).text
+        sessionsKey = try await keys.addKey(appID: app.id, scopes: [.sessions]).text
+        waiters = EventWaiters(maxWaiters: maxWaiters)
+        store = PostgresEventStore(database: database)
+        let metrics = MetricsRegistry()
+        let sessions = SessionService(
+            store: PostgresSessionStore(database: database, keyring: keyring), graph: try GraphClient(), apps: apps,
+            policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
+        let services = Services(
+            apps: apps, keys: keys,
+            readiness: PostgresReadiness(
+                database: database, migrator: Migrator(migrations: try TestDatabase.migrations())),
+            metrics: metrics, openAPIDocument: [], sessions: sessions, maxSlots: 8, events: store, eventWaiters: waiters
+        )
+        router = Router(
+            routes: APIRoutes.all(services), keys: keys,
+            observer: Observer(metrics: metrics, logger: Logger(label: "http", level: .error)))
+        notifications = EventNotifications(
+            connectionString: databaseURL, waiters: waiters, logger: Logger(label: "events", level: .error))
+        if listen {
+            notifications.start()
+            _ = try await onThread { [notifications] in eventually { notifications.isListening } }
+        }
+    }
+
+    /// Writes events in one transaction, as the session store does.
+    func write(_ events: [SessionEvent], appID: String? = nil) async throws {
+        let appID = appID ?? app.id
+        try await database.transaction { connection in
+            try EventWriter.write(events, appID: appID, on: connection)
+        }
+    }
+
+    /// `count` events of distinct sessions, each `session.opened`.
+    static func opened(_ count: Int, owner: String = "user-1", prefix: String = "ses_a") -> [SessionEvent] {
+        (0..<count).map { SessionEvent(.sessionOpened, sessionID: "\(prefix)\($0)", owner: owner) }
+    }
+
+    /// A GET through the router, with the harness key unless another is given.
+    func get(_ target: String, key: String? = nil) async -> Response {
+        var headers: HTTPHeaders = [:]
+        headers.add("Authorization", "Bearer \(key ?? self.key)")
+        return await RouteCaller.call(router, "GET", target, headers: headers)
+    }
+
+    /// A feed page as JSON, or `nil` when the answer is not a 200 with a JSON object.
+    func page(_ target: String, key: String? = nil) async -> FeedPage? {
+        FeedPage(await get(target, key: key))
+    }
+
+    /// A feed page once it holds at least `count` events (or after 10 s, whatever it holds then).
+    ///
+    /// Committed events can stay invisible for a moment: any transaction on the server that started before
+    /// them holds them back, and other test targets create databases (a transaction) all the time.
+    func page(_ target: String, key: String? = nil, atLeast count: Int) async throws -> FeedPage? {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            let page = await page(target, key: key)
+            if (page?.events.count ?? 0) >= count || ContinuousClock.now > deadline { return page }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func stop() {
+        notifications.stop()
+        pool.shutdown()
+        TestDatabase.drop(databaseURL)
+    }
+}
+
+/// A decoded `GET /v1/events` answer. Immutable JSON values, so safe to pass between tasks.
+struct FeedPage: @unchecked Sendable {
+    let events: [[String: Any]]
+    let nextCursor: String
+
+    init?(_ response: Response) {
+        guard response.status == 200,
+            let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+            let events = object["events"] as? [[String: Any]], let cursor = object["next_cursor"] as? String
+        else { return nil }
+        self.events = events
+        self.nextCursor = cursor
+    }
+
+    var ids: [String] { events.compactMap { $0["id"] as? String } }
+    var sessionIDs: [String] { events.compactMap { $0["session_id"] as? String } }
+}
+
+/// The error body of a response: code and field.
+func errorOf(_ response: Response) -> (code: String?, field: String?) {
+    let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+    let error = object?["error"] as? [String: Any]
+    return (error?["code"] as? String, error?["field"] as? String)
+}
+
+/// A connection handed between test threads one step at a time (never used by two at once).
+final class HeldConnection: @unchecked Sendable {
+    let connection: PostgresConnection
+
+    init(_ url: String) throws {
+        connection = try PostgresConnection(connectionString: url)
+    }
+}

@@ -1,0 +1,73 @@
+import FBSessionsCore
+import FBSessionsStorage
+import Foundation
+import TestSupport
+import Testing
+
+@testable import fbsessiond
+
+extension DatabaseTests {
+    /// `fbsessiond webhook add|list|remove`, called as functions against a real database.
+    @Suite struct WebhookCommandTests {
+        final class Lines: @unchecked Sendable {
+            private let lock = NSLock()
+            private var lines: [String] = []
+            func append(_ line: String) {
+                lock.lock()
+                defer { lock.unlock() }
+                lines.append(line)
+            }
+            func take() -> [String] {
+                lock.lock()
+                defer { lock.unlock() }
+                defer { lines = [] }
+                return lines
+            }
+        }
+
+        @Test func addListAndRemove() async throws {
+            let harness = try await EventHarness(listen: false)
+            defer { harness.stop() }
+            let store = PostgresWebhookStore(database: harness.database, keyring: harness.keyring)
+            let output = Lines()
+            func run(_ words: [String]) async throws {
+                try await WebhookCommands.run(try Arguments(words), webhooks: store, apps: harness.apps) {
+                    output.append($0)
+                }
+            }
+            try await run(["add", "--app", "shop", "--url", "https://shop.example/hooks?tenant=7"])
+            let added = output.take()
+            let secret = try #require(added.last)
+            #expect(secret.hasPrefix("whsec_") && !secret.contains(" "), "the secret alone on the last line")
+            let id = try #require(added.first?.wholeMatch(of: #/webhook id: (whk_[0-9a-f]{16}) .*/#)?.1)
+            try await run(["add", "--app=blog", "--url", "http://127.0.0.1:9/h"])
+            _ = output.take()
+
+            try await run(["list"])
+            let all = output.take()
+            #expect(all.count == 2 && all.allSatisfy { !$0.contains("whsec_") })
+            #expect(all.contains { $0.hasPrefix(String(id)) && $0.contains("https://shop.example/hooks?tenant=7") })
+            try await run(["list", "--app", "shop"])
+            let shop = output.take()
+            #expect(shop.count == 1 && shop[0].contains("\tactive\t"))
+
+            try await run(["remove", String(id)])
+            #expect(output.take() == ["removed \(id)"])
+            try await run(["list", "--app", "shop"])
+            #expect(output.take().first?.contains("\tremoved ") == true)
+            await #expect(throws: CommandFailure.self) { try await run(["remove", String(id)]) }
+            await #expect(throws: CommandFailure.self) {
+                try await run(["add", "--app", "nope", "--url", "https://x.example"])
+            }
+            for words in [
+                ["add", "--app", "shop"], ["add", "--app", "shop", "--url", "ftp://x.example/h"],
+                ["add", "--app", "shop", "--url", "https://user:pw@x.example/"],
+                ["add", "--app", "shop", "--url", "/rel"],
+                ["add", "--app", "shop", "--url", "https://x.example", "--secret", "s"], ["remove"], ["frobnicate"],
+            ] {
+                await #expect(throws: UsageError.self, "\(words)") { try await run(words) }
+            }
+            #expect(try await store.webhooks(appID: nil).count == 2)
+        }
+    }
+}
