@@ -56,6 +56,8 @@ public struct Settings: Sendable {
     public var sweepRate: Double
     /// The sweep re-validates sessions not validated for this many seconds.
     public var sweepMaxAge: Double
+    /// Seconds a successful API key check is remembered (a revoked key works at most this long; 0: never cached).
+    public var keyCacheTTL: Double
 
     /// The current Graph API version used when `FBS_GRAPH_VERSION` is unset.
     public static let defaultGraphVersion = "v21.0"
@@ -88,6 +90,7 @@ public struct Settings: Sendable {
         ("FBS_SWEEP_INTERVAL", "60", "seconds between background sweeps in serve (0: off; use `fbsessiond sweep`)"),
         ("FBS_SWEEP_RATE", "20", "most sessions the sweep looks at per second"),
         ("FBS_SWEEP_MAX_AGE", "86400", "the sweep re-validates sessions not validated for this many seconds"),
+        ("FBS_KEY_CACHE_TTL", "5", "seconds a successful API key check is remembered (revocation delay; 0: off)"),
     ]
 
     /// Reads every setting; returns all problems at once instead of stopping at the first.
@@ -151,7 +154,8 @@ public struct Settings: Sendable {
             shutdownGrace: reader.seconds("FBS_SHUTDOWN_GRACE", default: 10, in: 0...600),
             sweepInterval: reader.seconds("FBS_SWEEP_INTERVAL", default: 60, in: 0...86_400),
             sweepRate: reader.seconds("FBS_SWEEP_RATE", default: 20, in: 0.01...10_000),
-            sweepMaxAge: reader.seconds("FBS_SWEEP_MAX_AGE", default: 86_400, in: 60...(86_400 * 60)))
+            sweepMaxAge: reader.seconds("FBS_SWEEP_MAX_AGE", default: 86_400, in: 60...(86_400 * 60)),
+            keyCacheTTL: reader.seconds("FBS_KEY_CACHE_TTL", default: 5, in: 0...300))
         if !reader.problems.isEmpty {
             return .failure(SettingsError(problems: reader.problems))
         }

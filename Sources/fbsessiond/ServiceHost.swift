@@ -50,10 +50,16 @@ enum ServiceHost {
             connectionString: pool.configuration.connectionString, waiters: eventWaiters, dispatcher: webhooks,
             logger: Logger(label: "events", level: settings.logLevel))
         let services = Services(
-            apps: apps, keys: PostgresKeyStore(database: runtime.database),
+            apps: apps, keys: CachedKeyStore(PostgresKeyStore(database: runtime.database), ttl: settings.keyCacheTTL),
             readiness: PostgresReadiness(database: runtime.database, migrator: runtime.migrator),
             metrics: metrics, openAPIDocument: try OpenAPIFile.load(), sessions: sessions, maxSlots: settings.maxSlots,
-            events: PostgresEventStore(database: runtime.database), eventWaiters: eventWaiters)
+            events: PostgresEventStore(database: runtime.database), eventWaiters: eventWaiters,
+            loginFlow: LoginFlow(
+                sessions: sessions, states: PostgresLoginStateStore(database: runtime.database),
+                configuration: .init(dialogURL: settings.dialogURL, graphVersion: settings.graphVersion)),
+            facebookCallbacks: FacebookCallbacks(
+                apps: apps, users: PostgresSessionStore(database: runtime.database, keyring: keyring),
+                publicURL: settings.publicURL))
         var httpLogger = Logger(label: "http", level: settings.logLevel)
         httpLogger.metadata = [:]
         let router = Router(

@@ -77,7 +77,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: secretFile) }
         let environment = [
             "DATABASE_URL": url, "FBS_ENCRYPTION_KEYS": "k1:" + Data(repeating: 7, count: 32).base64EncodedString(),
-            "FBS_LISTEN": "127.0.0.1:\(port)", "FBS_SHUTDOWN_GRACE": "5",
+            "FBS_LISTEN": "127.0.0.1:\(port)", "FBS_SHUTDOWN_GRACE": "5", "FBS_KEY_CACHE_TTL": "0",
         ]
         try await onThread {
             let migrated = try Self.run(["migrate"], environment: environment)

@@ -102,3 +102,25 @@ import Testing
         #expect(App.validate(name: "", facebookAppID: "12a", redirectURIs: ["ftp://x", "https://a/#frag"]).count == 4)
     }
 }
+
+@Suite struct CachedKeyStoreTests {
+    @Test func remembersGoodKeysForItsTTLOnlyAndNeverBadOnes() async throws {
+        let base = InMemoryKeyStore()
+        let made = try await base.addKey(appID: "app_test", scopes: [.sessions])
+        let cached = CachedKeyStore(base, ttl: 0.3)
+        #expect(try await cached.authenticate(made.text) != nil)
+        base.available = false  // the database goes away: the cached check still answers
+        #expect(try await cached.authenticate(made.text) != nil)
+        await #expect(throws: ServiceError.databaseUnavailable) { _ = try await cached.authenticate(made.text + "x") }
+        base.available = true
+        _ = try await base.revokeKey(id: made.key.id)  // revoked elsewhere (another instance, the CLI)
+        #expect(try await cached.authenticate(made.text) != nil)
+        try await Task.sleep(nanoseconds: 400_000_000)
+        #expect(try await cached.authenticate(made.text) == nil)
+        // Revoking through the cache itself takes effect at once.
+        let other = try await base.addKey(appID: "app_test", scopes: [.sessions])
+        #expect(try await cached.authenticate(other.text) != nil)
+        #expect(try await cached.revokeKey(id: other.key.id))
+        #expect(try await cached.authenticate(other.text) == nil)
+    }
+}
