@@ -12,6 +12,8 @@ public struct APIError: Error, Sendable {
     public let message: String
     /// Extra members of the error object, e.g. `"field": "owner"`.
     public var extra: [String: String] = [:]
+    /// Extra integer members of the error object, e.g. `"slot": 2` for `already_linked`.
+    public var integers: [String: Int] = [:]
     /// Extra response headers, e.g. `Retry-After`.
     public var headers: HTTPHeaders = [:]
     /// What Graph said, for errors caused by a Graph answer (`"graph": {code, subcode, type, fbtrace_id}`).
@@ -35,6 +37,9 @@ public struct APIError: Error, Sendable {
         var json = #"{"error":{"code":""# + code.rawValue + #"","message":"# + JSONText.quoted(message)
         for key in extra.keys.sorted() {
             json += "," + JSONText.quoted(key) + ":" + JSONText.quoted(extra[key] ?? "")
+        }
+        for key in integers.keys.sorted() {
+            json += "," + JSONText.quoted(key) + ":" + String(integers[key] ?? 0)
         }
         if let graph {
             json += #","graph":{"code":"# + String(graph.code)
@@ -71,8 +76,28 @@ public struct APIError: Error, Sendable {
             return APIError(422, .tokenRejected, "Graph did not confirm which user the token belongs to.")
         case let error as GraphError:
             return graphError(error)
+        case let error as LoginFlowError:
+            return loginFlowError(error)
+        case let error as SignedRequestError:
+            return signedRequestError(error)
+        case let error as PictureError:
+            return pictureError(error)
         default:
             return APIError(500, .internalError, "Something went wrong; quote the request id when reporting it.")
+        }
+    }
+
+    /// 502 `picture_refused` (a safety rule; `reason` names it) or 503 `picture_unavailable` with `Retry-After`.
+    private static func pictureError(_ error: PictureError) -> APIError {
+        switch error {
+        case .refused(let rule):
+            return APIError(502, .pictureRefused, "The picture was refused: \(rule.explanation).", extra: ["reason": rule.rawValue])
+        case .unavailable(let why):
+            var mapped = APIError(
+                503, .pictureUnavailable, "Facebook's picture CDN could not deliver the picture; try again shortly.",
+                extra: ["reason": why.rawValue])
+            mapped.headers.add("Retry-After", "5")
+            return mapped
         }
     }
 

@@ -22,4 +22,13 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case graphUnavailable = "graph_unavailable"
     case graphError = "graph_error"
     case overloaded = "overloaded"
+    case pictureRefused = "picture_refused"
+    case pictureUnavailable = "picture_unavailable"
+    case invalidState = "invalid_state"
+    case stateUsed = "state_used"
+    case stateExpired = "state_expired"
+    case redirectURINotAllowed = "redirect_uri_not_allowed"
+    case codeRejected = "code_rejected"
+    case alreadyLinked = "already_linked"
+    case invalidSignedRequest = "invalid_signed_request"
 }

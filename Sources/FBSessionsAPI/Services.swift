@@ -21,12 +21,19 @@ public struct Services: Sendable {
     public let events: (any EventStore)?
     /// Long-poll readers of the feed, woken by the database listener.
     public let eventWaiters: EventWaiters
+    /// Login URLs and the code flow; `nil` (route tests without a database) answers 503 `database_unavailable`.
+    public let loginFlow: LoginFlow?
+    /// Facebook's deauthorize and data-deletion callbacks; `nil` answers 503 `database_unavailable`.
+    public let facebookCallbacks: FacebookCallbacks?
+    /// Profile pictures; `nil` (tests that do not need them) answers 503 `picture_unavailable`.
+    public let pictures: PictureService?
 
     /// Creates the bundle.
     public init(
         apps: any AppStore, keys: any KeyStore, readiness: any ReadinessProbe, metrics: MetricsRegistry,
         openAPIDocument: [UInt8], sessions: SessionService, maxSlots: Int, events: (any EventStore)? = nil,
-        eventWaiters: EventWaiters = EventWaiters()
+        eventWaiters: EventWaiters = EventWaiters(), loginFlow: LoginFlow? = nil,
+        facebookCallbacks: FacebookCallbacks? = nil, pictures: PictureService? = nil
     ) {
         self.apps = apps
         self.keys = keys
@@ -37,6 +44,9 @@ public struct Services: Sendable {
         self.maxSlots = maxSlots
         self.events = events
         self.eventWaiters = eventWaiters
+        self.loginFlow = loginFlow
+        self.facebookCallbacks = facebookCallbacks
+        self.pictures = pictures
     }
 }
 
@@ -45,7 +55,9 @@ public enum APIRoutes {
     /// The routes.
     public static func all(_ services: Services) -> [Route] {
         HealthRoutes.routes(services) + AppRoutes.routes(services) + SessionRoutes.routes(services)
+            + PictureRoutes.routes(services)
             + OwnerRoutes.routes(services)
             + EventRoutes.routes(events: services.events, waiters: services.eventWaiters)
+            + LoginURLRoutes.routes(services) + FacebookCallbackRoutes.routes(services)
     }
 }

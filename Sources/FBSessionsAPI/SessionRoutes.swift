@@ -7,6 +7,7 @@ enum SessionRoutes {
     static func routes(_ services: Services) -> [Route] {
         let sessions = services.sessions
         let maxSlots = services.maxSlots
+        let loginFlow = services.loginFlow
         return [
             /// - Remark: HTTP POST /v1/sessions (openapi.yaml operationId createSession)
             Route("POST", "/v1/sessions", operationID: "createSession", scope: .sessions, acceptsJSON: true, body: .waiting { context in
@@ -16,11 +17,11 @@ enum SessionRoutes {
                 if let slot = body.slot, !(0..<maxSlots).contains(slot) {
                     throw APIError.invalid("slot must be between 0 and \(maxSlots - 1).", field: "slot")
                 }
+                if body.code != nil || body.state != nil {
+                    return try await codeLogin(body, owner: owner, app: app, flow: loginFlow)
+                }
                 guard let token = body.accessToken else {
-                    if body.code != nil || body.state != nil {
-                        throw APIError.invalid("Login with code and state needs a login URL (POST /v1/login-urls), which this server does not offer yet.", field: "code")
-                    }
-                    throw APIError.invalid("Send access_token.", field: "access_token")
+                    throw APIError.invalid("Send access_token, or code and state.", field: "access_token")
                 }
                 guard (1...4096).contains(token.utf8.count), token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
                     throw APIError.invalid("access_token must be 1 to 4096 printable ASCII characters.", field: "access_token")

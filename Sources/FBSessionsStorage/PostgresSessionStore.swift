@@ -215,6 +215,14 @@ public struct PostgresSessionStore: SessionStore {
         guard changed > 0 else { return nil }
         try connection.execute(
             "UPDATE owners SET active_session_id = NULL WHERE app_id = \(appID) AND active_session_id = \(id)")
+        if [.loggedOut, .appRemoved, .dataDeletion].contains(reason) {
+            // The user's cached pictures go with the login (migration 0005; PostgresPictureStore.erase is the same).
+            try connection.execute(
+                """
+                DELETE FROM picture_cache WHERE app_id = \(appID)
+                    AND facebook_user_id = (SELECT facebook_user_id FROM sessions WHERE id = \(id) AND app_id = \(appID))
+                """)
+        }
         return try read(id, appID: appID, on: connection)
     }
 

@@ -43,6 +43,15 @@ enum ServiceHost {
         }
         let webhookClient = try Client(configuration: .init(timeout: .seconds(10), maxResponseBytes: 64 * 1024))
         defer { webhookClient.shutdown() }
+        let pictureFetcher = try PictureFetcher(allowsHTTP: settings.pictureAllowHTTP)
+        defer { pictureFetcher.shutdown() }
+        let pictures = PictureService(
+            sessions: sessions, store: PostgresPictureStore(database: runtime.database), fetcher: pictureFetcher,
+            urlPolicy: PictureURLPolicy(hostSuffixes: settings.pictureHosts, allowsHTTP: settings.pictureAllowHTTP),
+            policy: .init(
+                limits: PictureFetchLimits(maxBytes: settings.pictureMaxBytes, timeout: settings.graphTimeout),
+                graphTimeout: settings.graphTimeout),
+            metrics: metrics)
         let webhooks = WebhookDispatcher(
             database: runtime.database, keyring: keyring, transport: ClientWebhookTransport(client: webhookClient),
             logger: Logger(label: "webhooks", level: settings.logLevel))
@@ -59,7 +68,7 @@ enum ServiceHost {
                 configuration: .init(dialogURL: settings.dialogURL, graphVersion: settings.graphVersion)),
             facebookCallbacks: FacebookCallbacks(
                 apps: apps, users: PostgresSessionStore(database: runtime.database, keyring: keyring),
-                publicURL: settings.publicURL))
+                publicURL: settings.publicURL), pictures: pictures)
         var httpLogger = Logger(label: "http", level: settings.logLevel)
         httpLogger.metadata = [:]
         let router = Router(

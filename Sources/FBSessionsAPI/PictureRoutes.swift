@@ -1,0 +1,111 @@
+import FBSessionsCore
+import Foundation
+import HTTPServer
+import Support
+
+/// A session's profile picture through the service: bytes (with `ETag`, `Cache-Control`, `Age`, 304 on
+/// `If-None-Match`, `Warning` when served stale) or, with `redirect=false`, Graph's description as JSON.
+enum PictureRoutes {
+    /// Largest `width` or `height` accepted.
+    static let maxEdge = 2048
+
+    static func routes(_ services: Services) -> [Route] {
+        let pictures = services.pictures
+        return [
+            /// - Remark: HTTP GET /v1/sessions/{id}/picture (openapi.yaml operationId getSessionPicture)
+            Route("GET", "/v1/sessions/{id}/picture", operationID: "getSessionPicture", scope: .sessions, body: .waiting { context in
+                let app = try context.app()
+                let id = try Validation.sessionID(context.parameters["id"] ?? "")
+                let size = try size(context)
+                let redirect = try redirect(context)
+                guard let pictures else {
+                    var error = APIError(503, .pictureUnavailable, "Pictures are not set up on this server.")
+                    error.headers.add("Retry-After", "60")
+                    throw error
+                }
+                if !redirect {
+                    let reply = try await pictures.description(sessionID: id, app: app, size: size)
+                    return try JSONResponse.make(200, DescriptionDTO(reply.picture), headers: cacheHeaders(reply))
+                }
+                let reply = try await pictures.picture(
+                    sessionID: id, app: app, size: size, ifNoneMatch: context.request.headers["If-None-Match"])
+                var headers = cacheHeaders(reply)
+                headers.add("ETag", reply.picture.etag)
+                guard reply.outcome != .notModified, let body = reply.picture.body else {
+                    return Response(status: 304, headers: headers)
+                }
+                headers.add("Content-Type", reply.picture.type.rawValue)
+                headers.add("X-Content-Type-Options", "nosniff")
+                headers.add("Content-Security-Policy", "default-src 'none'; sandbox")
+                return Response(status: 200, headers: headers, body: body)
+            }),
+        ]
+    }
+
+    /// `type`, `width` and `height`, checked: a known type, whole numbers 1 to ``maxEdge``.
+    static func size(_ context: RouteContext) throws -> GraphPictureSize {
+        var size = GraphPictureSize()
+        if let type = context.query("type") {
+            guard let kind = GraphPictureSize.Kind(rawValue: type) else {
+                throw APIError.invalid("type must be square, small, normal, large or album.", field: "type")
+            }
+            size.kind = kind
+        }
+        for name in ["width", "height"] {
+            guard let text = context.query(name) else { continue }
+            guard (1...4).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                let value = Int(text), (1...maxEdge).contains(value)
+            else {
+                throw APIError.invalid("\(name) must be a whole number from 1 to \(maxEdge).", field: name)
+            }
+            if name == "width" { size.width = value } else { size.height = value }
+        }
+        return size
+    }
+
+    /// `redirect`: absent, `true` or `1` sends the bytes; `false` or `0` the JSON description.
+    static func redirect(_ context: RouteContext) throws -> Bool {
+        switch context.query("redirect") {
+        case nil, "true", "1": return true
+        case "false", "0": return false
+        default: throw APIError.invalid("redirect must be true or false.", field: "redirect")
+        }
+    }
+
+    /// `Cache-Control: private, max-age=<lifetime>` with `Age` (time since the fetch), and `Warning` when stale.
+    static func cacheHeaders(_ reply: PictureReply) -> HTTPHeaders {
+        var headers: HTTPHeaders = [
+            "Cache-Control": "private, max-age=\(reply.maxAge)", "Age": String(reply.age),
+        ]
+        if reply.isStale { headers.add("Warning", #"110 fbsessiond "Response is Stale""#) }
+        return headers
+    }
+
+    /// `{url, width, height, is_silhouette}`, as Graph's `redirect=false` describes a picture.
+    struct DescriptionDTO: Encodable {
+        let url: String
+        let width: Int?
+        let height: Int?
+        let isSilhouette: Bool
+
+        init(_ picture: CachedPicture) {
+            url = picture.url
+            width = picture.width
+            height = picture.height
+            isSilhouette = picture.isSilhouette
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case url, width, height
+            case isSilhouette = "is_silhouette"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(url, forKey: .url)
+            try container.encode(width, forKey: .width)
+            try container.encode(height, forKey: .height)
+            try container.encode(isSilhouette, forKey: .isSilhouette)
+        }
+    }
+}

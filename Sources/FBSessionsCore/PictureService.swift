@@ -1,0 +1,243 @@
+import Crypto
+import Foundation
+import Support
+
+/// Profile pictures through the service (`GET /v1/sessions/{id}/picture`): cached, conditional, single-flight,
+/// safe, and served stale when Facebook is down.
+///
+/// - **Cache.** One row per (app, Facebook user, size) in the shared ``PictureStore``; a bounded
+///   ``PictureMemoryCache`` in front keeps the bytes, but every request asks the store which ETag is current
+///   (in the same query that checks the session), so an erased or replaced picture is never served by any
+///   instance. A picture is fresh for `Policy.ttl`, never past its CDN URL's own expiry.
+/// - **Conditional.** A fresh picture whose ETag the client sent in `If-None-Match` is a 304 without Graph,
+///   the CDN or even the bytes.
+/// - **Single flight.** Concurrent misses for one key make one Graph call and one CDN fetch: within the process
+///   by ``SingleFlight``, across instances by the store's fill lease (others wait for its result).
+/// - **Safety.** Graph's URL must pass ``PictureURLPolicy`` before anything is fetched; the fetcher holds
+///   redirects, the size cap, the timeout and the magic-number check (and the type is checked again here).
+/// - **Stale on error.** When Graph or the CDN is unavailable, a cached picture up to `Policy.maxStale` past its
+///   freshness is served, marked stale (the API adds `Warning` and `Age`); with nothing cached the error stands.
+public struct PictureService: Sendable {
+    /// The knobs.
+    public struct Policy: Sendable {
+        /// Seconds a fetched picture is served without asking Graph again. Default 3600.
+        public var ttl: Double
+        /// Seconds past its freshness a picture may still be served while Graph or the CDN fails. Default 7 days.
+        public var maxStale: Double
+        /// Seconds kept clear of the CDN URL's own expiry. Default 60.
+        public var urlExpiryMargin: Double
+        /// The fetch limits (`FBS_PICTURE_MAX_BYTES`, timeout, redirects).
+        public var limits: PictureFetchLimits
+        /// Seconds one fill may hold the key before another instance may take over: the Graph call and the fetch,
+        /// plus slack.
+        public var fillLease: Double
+
+        /// Creates a policy.
+        /// - Parameters:
+        ///   - ttl: freshness in seconds.
+        ///   - maxStale: how long past freshness stale serving lasts.
+        ///   - urlExpiryMargin: seconds kept clear of the URL's expiry.
+        ///   - limits: fetch limits.
+        ///   - graphTimeout: seconds per Graph call (`FBS_GRAPH_TIMEOUT`), for the fill lease.
+        public init(
+            ttl: Double = 3600, maxStale: Double = 7 * 86_400, urlExpiryMargin: Double = 60,
+            limits: PictureFetchLimits = PictureFetchLimits(), graphTimeout: Double = 10
+        ) {
+            self.ttl = ttl
+            self.maxStale = maxStale
+            self.urlExpiryMargin = urlExpiryMargin
+            self.limits = limits
+            self.fillLease = graphTimeout + limits.timeout + 5
+        }
+    }
+
+    let sessions: SessionService
+    let store: any PictureStore
+    let fetcher: any PictureFetching
+    let urlPolicy: PictureURLPolicy
+    let policy: Policy
+    let memory: PictureMemoryCache?
+    let flights = SingleFlight<PictureKey, CachedPicture>()
+    let outcomes: Counter?
+
+    /// Creates the service.
+    /// - Parameters:
+    ///   - sessions: the session service (its store, Graph client and app credentials are used).
+    ///   - store: the shared cache.
+    ///   - fetcher: the CDN fetcher.
+    ///   - urlPolicy: which URLs may be fetched.
+    ///   - policy: TTL, stale window, limits.
+    ///   - memory: the in-memory layer, or nil for none.
+    ///   - metrics: when given, registers `fbs_picture_requests_total{outcome}`.
+    public init(
+        sessions: SessionService, store: any PictureStore, fetcher: any PictureFetching, urlPolicy: PictureURLPolicy,
+        policy: Policy = Policy(), memory: PictureMemoryCache? = PictureMemoryCache(), metrics: MetricsRegistry? = nil
+    ) {
+        self.sessions = sessions
+        self.store = store
+        self.fetcher = fetcher
+        self.urlPolicy = urlPolicy
+        self.policy = policy
+        self.memory = memory
+        self.outcomes = metrics?.counter(
+            "fbs_picture_requests_total",
+            help: "Picture requests by outcome: hit, not_modified, miss, stale, failed.")
+    }
+
+    /// A picture's bytes, or a 304 when `ifNoneMatch` names the current one.
+    /// - Parameters:
+    ///   - sessionID: the session.
+    ///   - app: the caller's app.
+    ///   - size: the size asked for.
+    ///   - ifNoneMatch: the request's `If-None-Match`, if any.
+    /// - Returns: the picture (with bytes unless `notModified`).
+    /// - Throws: ``SessionError`` (unknown or closed), ``PictureError``, `GraphError`, ``ServiceError``.
+    public func picture(sessionID: String, app: App, size: GraphPictureSize, ifNoneMatch: String?) async throws
+        -> PictureReply
+    {
+        try await answer(sessionID: sessionID, app: app, size: size, ifNoneMatch: ifNoneMatch, needsBytes: true)
+    }
+
+    /// Graph's description of the picture (`redirect=false`): its CDN URL, size and silhouette flag. Shares the
+    /// cache with ``picture(sessionID:app:size:ifNoneMatch:)``; a stale description is served only while its URL
+    /// has not expired.
+    public func description(sessionID: String, app: App, size: GraphPictureSize) async throws -> PictureReply {
+        try await answer(sessionID: sessionID, app: app, size: size, ifNoneMatch: nil, needsBytes: false)
+    }
+
+    private func answer(
+        sessionID: String, app: App, size: GraphPictureSize, ifNoneMatch: String?, needsBytes: Bool
+    ) async throws -> PictureReply {
+        let lookup = try await store.lookup(
+            sessionID: sessionID, appID: app.id, sizeKey: size.cacheKey,
+            includeBody: needsBytes && memory == nil && ifNoneMatch == nil, now: Date())
+        let userID: String
+        var cached: CachedPicture?
+        switch lookup {
+        case .notFound: throw SessionError.notFound
+        case .closed: throw SessionError.closed
+        case .live(let facebookUserID, let found, _):
+            userID = facebookUserID
+            cached = found
+        }
+        let key = PictureKey(appID: app.id, facebookUserID: userID, sizeKey: size.cacheKey)
+        let now = Date()
+        if let found = cached, found.isFresh(at: now) {
+            if PictureETag.matches(ifNoneMatch, found.etag) { return reply(found, .notModified, now: now) }
+            if !needsBytes { return reply(found, .hit, now: now) }
+            if let loaded = try await withBody(found, key: key) { return reply(loaded, .hit, now: now) }
+            cached = nil  // replaced since the lookup: fetch the current one
+        }
+        do {
+            let fresh = try await flights.run(key: key) {
+                try await fillOrFollow(key, size: size, sessionID: sessionID, app: app)
+            }
+            let outcome: PictureReply.Outcome = PictureETag.matches(ifNoneMatch, fresh.etag) ? .notModified : .miss
+            return reply(fresh, outcome, now: Date(), counted: "miss")
+        } catch {
+            let settled = await settle(error, sessionID: sessionID, app: app)
+            guard Self.allowsStale(settled), let stale = cached,
+                now.timeIntervalSince(stale.freshUntil) < policy.maxStale,
+                needsBytes || (stale.urlExpiresAt.map { $0 > now } ?? true)
+            else {
+                outcomes?.increment([("outcome", "failed")])
+                throw settled
+            }
+            if PictureETag.matches(ifNoneMatch, stale.etag) {
+                return reply(stale, .notModified, now: now, stale: true, counted: "stale")
+            }
+            if !needsBytes { return reply(stale, .hit, now: now, stale: true, counted: "stale") }
+            guard let loaded = try await withBody(stale, key: key) else { throw settled }
+            return reply(loaded, .hit, now: now, stale: true, counted: "stale")
+        }
+    }
+
+    /// The picture with its bytes: as loaded, from memory, or from the store (then kept in memory).
+    func withBody(_ picture: CachedPicture, key: PictureKey) async throws -> CachedPicture? {
+        var loaded = picture
+        if loaded.body != nil { return loaded }
+        if let body = memory?.body(key, etag: picture.etag) {
+            loaded.body = body
+            return loaded
+        }
+        guard let body = try await store.body(key, etag: picture.etag) else { return nil }
+        memory?.store(key, etag: picture.etag, body: body)
+        loaded.body = body
+        return loaded
+    }
+
+    /// A 190-family answer to the picture call means the token died: validate the session now (which closes it
+    /// with the right reason), and report it closed if it did.
+    private func settle(_ error: any Error, sessionID: String, app: App) async -> any Error {
+        guard case GraphError.invalidToken = error else { return error }
+        if let (session, _) = try? await sessions.status(sessionID, app: app, mode: .always), session.state == .closed {
+            return SessionError.closed
+        }
+        return error
+    }
+
+    /// Failures of Graph or the CDN that a cached picture may cover: transient, rate-limited, unavailable.
+    static func allowsStale(_ error: any Error) -> Bool {
+        switch error {
+        case GraphError.transient, GraphError.rateLimited, PictureError.unavailable: return true
+        default: return false
+        }
+    }
+
+    private func reply(
+        _ picture: CachedPicture, _ outcome: PictureReply.Outcome, now: Date, stale: Bool = false,
+        counted: String? = nil
+    ) -> PictureReply {
+        outcomes?.increment([("outcome", counted ?? (outcome == .notModified ? "not_modified" : "hit"))])
+        return PictureReply(picture: picture, outcome: outcome, isStale: stale, now: now)
+    }
+}
+
+/// What the API sends for a picture.
+public struct PictureReply: Sendable {
+    /// Whether the picture is sent or only confirmed.
+    public enum Outcome: Sendable, Equatable {
+        /// 200 with the bytes (or the description).
+        case hit
+        /// 200 with bytes fetched just now.
+        case miss
+        /// 304: the client's copy is current.
+        case notModified
+    }
+
+    /// The picture; `body` is set unless `outcome` is `notModified` or it is a description.
+    public var picture: CachedPicture
+    /// How it is answered.
+    public var outcome: Outcome
+    /// Served past its freshness because Graph or the CDN failed (the API adds `Warning`).
+    public var isStale: Bool
+    /// The time of the answer.
+    public var now: Date
+
+    /// Seconds since the bytes were fetched (`Age`).
+    public var age: Int { max(0, Int(now.timeIntervalSince(picture.fetchedAt))) }
+
+    /// The freshness lifetime in seconds, counted from the fetch (`Cache-Control: max-age`, read with `Age`).
+    public var maxAge: Int { max(0, Int(picture.freshUntil.timeIntervalSince(picture.fetchedAt))) }
+}
+
+/// Strong ETags of picture bytes and `If-None-Match` matching (RFC 9110 §8.8.3, §13.1.2).
+public enum PictureETag {
+    /// `"` + the first 128 bits of the bytes' SHA-256 in hex + `"`.
+    public static func of(_ body: [UInt8]) -> String {
+        "\"" + SHA256.hexDigest(body).prefix(32) + "\""
+    }
+
+    /// Whether an `If-None-Match` value names `etag`: `*`, or a listed tag equal under weak comparison.
+    public static func matches(_ ifNoneMatch: String?, _ etag: String) -> Bool {
+        guard let ifNoneMatch else { return false }
+        let wanted = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+        for item in ifNoneMatch.split(separator: ",") {
+            var tag = item.trimmingCharacters(in: .whitespaces)
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            if tag == wanted { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,101 @@
+import FBSessionsCore
+import Foundation
+import HTTPClient
+
+/// ``PictureFetching`` over `HTTPClient.Client`: one `GET` per hop, redirects followed here (never by libcurl)
+/// and only to URLs the policy accepts, the body cut off at the size cap, one deadline for all hops.
+///
+/// - A redirect's target is resolved and checked before it is contacted; one outside the policy is refused
+///   (`redirect`) without a request to it. More than `maxRedirects` hops is refused too.
+/// - libcurl's own scheme list is https only (plus http when the policy allows it), a second lock on the door.
+/// - The size cap is libcurl's `maxResponseBytes`: a larger `Content-Length` fails before the body, a larger
+///   body stops the transfer when it passes the cap (`too_large`).
+/// - Only a 200 whose `Content-Type` is a ``PictureImageType`` and whose bytes carry its magic number is
+///   accepted (`content_type`, `not_an_image`); any other status is `unavailable(.status)`.
+///
+/// Ownership: holds a `Client`, its own (stopped by `shutdown()`) or a shared one (left running).
+/// Thread safety: a value of `Sendable` parts; call from anywhere.
+public struct PictureFetcher: PictureFetching {
+    let http: Client
+    private let ownsHTTPClient: Bool
+
+    /// Creates a fetcher.
+    /// - Parameters:
+    ///   - allowsHTTP: whether libcurl may speak plain http (`FBS_PICTURE_ALLOW_HTTP`).
+    ///   - httpClient: a client to share, or nil to make one.
+    /// - Throws: `ClientError` when libcurl cannot start.
+    public init(allowsHTTP: Bool, httpClient: Client? = nil) throws {
+        if let httpClient {
+            http = httpClient
+            ownsHTTPClient = false
+        } else {
+            http = try Client(
+                configuration: .init(
+                    timeout: .seconds(10), connectTimeout: .seconds(5), maxResponseBytes: 5_242_880,
+                    followRedirects: false, allowedSchemes: allowsHTTP ? ["https", "http"] : ["https"],
+                    userAgent: "fbsessiond"))
+            ownsHTTPClient = true
+        }
+    }
+
+    /// Stops the client this fetcher made; a shared one is left alone. Idempotent.
+    public func shutdown() {
+        if ownsHTTPClient { http.shutdown() }
+    }
+
+    public func fetch(_ url: PictureURL, policy: PictureURLPolicy, limits: PictureFetchLimits) async throws
+        -> PictureDownload
+    {
+        let deadline = ContinuousClock.now + .milliseconds(Int64((limits.timeout * 1000).rounded()))
+        var current = url
+        var hops = 0
+        while true {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .milliseconds(1) else { throw PictureError.unavailable(.timeout) }
+            let response = try await get(current, remaining: remaining, maxBytes: limits.maxBytes)
+            switch response.status {
+            case 200:
+                return try Self.image(response)
+            case 301, 302, 303, 307, 308:
+                hops += 1
+                guard hops <= limits.maxRedirects, let location = response.header("location") else {
+                    throw PictureError.refused(.redirect)
+                }
+                do {
+                    current = try policy.resolve(location, against: current)
+                } catch {
+                    throw PictureError.refused(.redirect)
+                }
+            default:
+                throw PictureError.unavailable(.status)
+            }
+        }
+    }
+
+    /// One `GET`, with libcurl's failures mapped to the picture errors.
+    private func get(_ url: PictureURL, remaining: Duration, maxBytes: Int) async throws -> ClientResponse {
+        do {
+            return try await http.execute(
+                ClientRequest(
+                    url: url.text, headers: [("Accept", "image/png, image/jpeg, image/gif, image/webp")],
+                    timeout: remaining, maxResponseBytes: maxBytes))
+        } catch let error as ClientError {
+            switch error.code {
+            case .responseTooLarge: throw PictureError.refused(.tooLarge)
+            case .disallowedScheme: throw PictureError.refused(.scheme)
+            case .invalidURL: throw PictureError.refused(.malformedURL)
+            case .timeout: throw PictureError.unavailable(.timeout)
+            case .cancelled: throw CancellationError()
+            default: throw PictureError.unavailable(.unreachable)
+            }
+        }
+    }
+
+    /// The image of a 200, if its type is served and its bytes match it.
+    static func image(_ response: ClientResponse) throws -> PictureDownload {
+        guard let contentType = response.header("content-type"), let type = PictureImageType(contentType: contentType)
+        else { throw PictureError.refused(.contentType) }
+        guard type.matches(response.body) else { throw PictureError.refused(.notAnImage) }
+        return PictureDownload(type: type, body: response.body)
+    }
+}
