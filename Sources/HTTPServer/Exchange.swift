@@ -32,6 +32,8 @@ final class Exchange {
     var status: Int?
     /// The libmicrohttpd connection, set while suspended so the finishing task can resume it.
     var connection: OpaquePointer?
+    /// The handler's task while suspended, so a timeout can cancel it.
+    var task: Task<Void, Never>?
 
     init(rawURI: String) {
         self.rawURI = rawURI

@@ -15,9 +15,20 @@ final class ServerCore: @unchecked Sendable {
     private var draining = false
     private var liveExchanges = 0
 
+    private let reaper: any DispatchSourceTimer
+
     init(configuration: ServerConfiguration, handler: any RequestHandler) {
         self.configuration = configuration
         self.handler = handler
+        let interval = min(0.25, max(0.01, configuration.handlerTimeout / 4))
+        reaper = DispatchSource.makeTimerSource(queue: .global())
+        reaper.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
+        reaper.setEventHandler { [weak self] in self?.reapExpired() }
+        reaper.resume()
+    }
+
+    deinit {
+        reaper.cancel()
     }
 
     /// Requests that have started and not yet ended.
@@ -145,27 +156,36 @@ final class ServerCore: @unchecked Sendable {
                 return queue(Self.shuttingDown(head.requestID), for: exchange, on: connection)
             }
             MHD_suspend_connection(connection)
-            run(work, for: exchange, requestID: head.requestID)
+            run(work, for: exchange)
             return true
         }
     }
 
-    /// Runs a waiting handler on a task, racing it against the handler timeout.
-    private func run(_ work: @escaping @Sendable () async -> Response, for exchange: Exchange, requestID: String) {
-        let timeout = configuration.handlerTimeout
+    /// Runs a waiting handler on a task. The handler timeout is enforced by ``reapExpired()``, not by a sleeping
+    /// task per request: a cancelled `Task.sleep` keeps its timer until the deadline, which at thousands of
+    /// requests per second held hundreds of megabytes.
+    private func run(_ work: @escaping @Sendable () async -> Response, for exchange: Exchange) {
         let box = ExchangeBox(exchange)
-        Task.detached { [self] in
-            let response = await withTaskGroup(of: Response?.self) { group in
-                group.addTask { await work() }
-                group.addTask {
-                    try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
-                    return Task.isCancelled ? nil : Self.handlerTimedOut(requestID)
-                }
-                let first = await group.next() ?? nil
-                group.cancelAll()
-                return first
-            }
-            self.finish(box.exchange, with: response ?? Self.handlerTimedOut(requestID))
+        let task = Task.detached { [self] in
+            let response = await work()
+            self.finish(box.exchange, with: response)
+        }
+        lock.withLock {
+            if case .waiting = exchange.state { exchange.task = task }
+        }
+    }
+
+    /// Answers 503 for every waiting request past the handler timeout and cancels its work. Called by a timer.
+    func reapExpired() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let limit = UInt64(configuration.handlerTimeout * 1e9)
+        let expired: [Exchange] = lock.withLock {
+            waiting.values.filter { now - $0.started > limit }
+        }
+        for exchange in expired {
+            let task = lock.withLock { exchange.task }
+            finish(exchange, with: Self.handlerTimedOut(exchange.head?.requestID))
+            task?.cancel()
         }
     }
 
@@ -177,6 +197,7 @@ final class ServerCore: @unchecked Sendable {
             else { return }
             exchange.state = .ready(response)
             exchange.connection = nil
+            exchange.task = nil
             MHD_resume_connection(connection)
         }
     }
