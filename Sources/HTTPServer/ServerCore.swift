@@ -180,7 +180,8 @@ final class ServerCore: @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let limit = UInt64(configuration.handlerTimeout * 1e9)
         let expired: [Exchange] = lock.withLock {
-            waiting.values.filter { now - $0.started > limit }
+            // `started` may be later than `now` (an exchange begun since `now` was read): compare by addition.
+            waiting.values.filter { $0.started + limit < now }
         }
         for exchange in expired {
             let task = lock.withLock { exchange.task }
