@@ -2,16 +2,53 @@ import Foundation
 
 /// RFC 3339 UTC timestamps with millisecond precision, as the contract writes times: `2026-11-30T08:32:30.123Z`.
 public enum RFC3339 {
-    /// Formats a date.
+    /// Formats a date. Hand-rolled (civil-from-days arithmetic) because every session in every response carries
+    /// several timestamps, and `String(format:)` with `gmtime_r` cost more than the rest of the encoding.
     public static func string(from date: Date) -> String {
         let totalMillis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        let (quotient, remainder) = totalMillis.quotientAndRemainder(dividingBy: 1000)
-        var seconds = time_t(remainder < 0 ? quotient - 1 : quotient)
-        let millis = Int(remainder < 0 ? remainder + 1000 : remainder)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+        let (days, dayMillis) = floorDivide(totalMillis, 86_400_000)
+        let (year, month, day) = civil(fromDays: days)
+        let seconds = dayMillis / 1000
+        var text = ""
+        text.reserveCapacity(24)
+        append(&text, year, 4)
+        text += "-"
+        append(&text, month, 2)
+        text += "-"
+        append(&text, day, 2)
+        text += "T"
+        append(&text, seconds / 3600, 2)
+        text += ":"
+        append(&text, seconds / 60 % 60, 2)
+        text += ":"
+        append(&text, seconds % 60, 2)
+        text += "."
+        append(&text, dayMillis % 1000, 3)
+        text += "Z"
+        return text
+    }
+
+    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
+        let (quotient, remainder) = value.quotientAndRemainder(dividingBy: divisor)
+        return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)
+    }
+
+    /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian).
+    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func append(_ text: inout String, _ value: Int64, _ width: Int) {
+        let digits = String(value)
+        if digits.count < width { text += String(repeating: "0", count: width - digits.count) }
+        text += digits
     }
 }

@@ -69,3 +69,15 @@ import Testing
         #expect(RFC3339.string(from: Date(timeIntervalSince1970: 1_764_491_550.123)) == "2025-11-30T08:32:30.123Z")
     }
 }
+
+@Suite struct RFC3339Tests {
+    @Test func matchesTheCalendarAcrossEraBoundaries() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        for seconds in [0.0, 951_782_400.5, 1_709_164_800.999, 4_102_444_800.001, -86_400.25, 253_402_300_799.0] {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(RFC3339.string(from: date) == formatter.string(from: date), "\(seconds)")
+        }
+    }
+}
