@@ -81,6 +81,12 @@ enum RunCommand {
                     curl -s -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION?validate=always"
                     curl -s -H "Authorization: Bearer $KEY" \(base)/v1/owners/demo-user/sessions
                     curl -s -X DELETE -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION"
+
+                  Or log in through the dialog in a browser: get a login URL, open its "url", pick a demo user;
+                  the browser lands on http://127.0.0.1:3000/callback?code=...&state=... (nothing listens there:
+                  copy code and state from the address bar) and POST them as {"owner","code","state"} to /v1/sessions.
+                    curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
+                      -d '{"owner":"demo-user","redirect_uri":"http://127.0.0.1:3000/callback","scopes":["email"]}' \(base)/v1/login-urls
                 """)
             } else {
                 print("\n  curl -s -H 'Authorization: Bearer \(key)' \(base)/v1/app\n")
