@@ -16,11 +16,7 @@ struct LoginRequest: Decodable {
     }
 
     init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: AnyKey.self)
-        let known = Set(CodingKeys.allCases.map(\.stringValue))
-        if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
-            throw APIError.invalid("Unknown field \(unknown.stringValue).", field: unknown.stringValue)
-        }
+        try AnyKey.rejectUnknownFields(in: decoder, known: CodingKeys.self)
         let fields = try decoder.container(keyedBy: CodingKeys.self)
         owner = try fields.decode(String.self, forKey: .owner)
         accessToken = try fields.decodeIfPresent(String.self, forKey: .accessToken)
@@ -33,6 +29,15 @@ struct LoginRequest: Decodable {
 
 /// Any JSON object key, for finding unknown fields.
 struct AnyKey: CodingKey {
+    /// Throws 400 `invalid_request` naming the first field of the object being decoded that `known` lacks.
+    static func rejectUnknownFields<Keys: CodingKey & CaseIterable>(in decoder: any Decoder, known: Keys.Type) throws {
+        let container = try decoder.container(keyedBy: AnyKey.self)
+        let names = Set(Keys.allCases.map(\.stringValue))
+        if let unknown = container.allKeys.first(where: { !names.contains($0.stringValue) }) {
+            throw APIError.invalid("Unknown field \(unknown.stringValue).", field: unknown.stringValue)
+        }
+    }
+
     let stringValue: String
     let intValue: Int?
     init(stringValue: String) {

@@ -23,11 +23,7 @@ enum LoginURLRoutes {
         static let maxScopes = 64
 
         init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: AnyKey.self)
-            let known = Set(CodingKeys.allCases.map(\.stringValue))
-            if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
-                throw APIError.invalid("Unknown field \(unknown.stringValue).", field: unknown.stringValue)
-            }
+            try AnyKey.rejectUnknownFields(in: decoder, known: CodingKeys.self)
             let fields = try decoder.container(keyedBy: CodingKeys.self)
             owner = try fields.decode(String.self, forKey: .owner)
             redirectURI = try fields.decode(String.self, forKey: .redirectURI)

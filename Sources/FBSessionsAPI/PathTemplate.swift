@@ -30,8 +30,18 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
     /// Matches a raw (percent-encoded) path, decoding each parameter on its own, so that `%2F` inside an owner
     /// stays part of that owner instead of splitting the path.
     public func match(_ rawPath: String) -> Match {
-        let parts = rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        guard rawPath.hasPrefix("/"), parts.count == segments.count else { return .noMatch }
+        guard rawPath.hasPrefix("/") else { return .noMatch }
+        return match(segments: Self.segments(of: rawPath))
+    }
+
+    /// A raw path's segments after the leading `/`, split once for matching against every template.
+    static func segments(of rawPath: String) -> ArraySlice<Substring> {
+        rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+    }
+
+    /// Matches a path already split by ``segments(of:)``.
+    func match(segments parts: ArraySlice<Substring>) -> Match {
+        guard parts.count == segments.count else { return .noMatch }
         var parameters: [String: String] = [:]
         for (segment, part) in zip(segments, parts) {
             switch segment {

@@ -96,8 +96,12 @@ public struct Router: RequestHandler {
         var allowed: [String] = []
         var matchedTemplate: String?
         let method = head.method == "HEAD" ? "GET" : head.method
+        guard head.path.hasPrefix("/") else {
+            return .failure(Failure(error: APIError(404, .notFound, "No such route."), route: nil))
+        }
+        let parts = PathTemplate.segments(of: head.path)
         for route in routes {
-            switch route.path.match(head.path) {
+            switch route.path.match(segments: parts) {
             case .noMatch:
                 continue
             case .badEncoding:

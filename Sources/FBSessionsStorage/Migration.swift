@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Support
 
 /// One forward-only schema change, `migrations/NNNN_name.sql`.
 public struct Migration: Sendable, Equatable {
@@ -56,18 +57,9 @@ public struct Migration: Sendable, Equatable {
     /// Finds the migrations folder: `FBS_MIGRATIONS_DIR`, `./migrations`, the installed
     /// `<prefix>/share/fbsessiond/migrations`, or a `migrations` folder above the executable (a source checkout).
     public static func locateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
-        var candidates: [URL] = []
-        if let configured = environment["FBS_MIGRATIONS_DIR"], !configured.isEmpty {
-            return URL(fileURLWithPath: configured)
-        }
-        candidates.append(URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("migrations"))
-        var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath()
-            .deletingLastPathComponent()
-        candidates.append(directory.appendingPathComponent("../share/fbsessiond/migrations").standardized)
-        for _ in 0..<6 {
-            candidates.append(directory.appendingPathComponent("migrations"))
-            directory = directory.deletingLastPathComponent()
-        }
+        let candidates = ResourceLocator.candidates("migrations", setting: "FBS_MIGRATIONS_DIR", environment: environment)
+        // A configured folder is taken as it is (a wrong one then fails loudly when read).
+        if !environment["FBS_MIGRATIONS_DIR", default: ""].isEmpty { return candidates.first }
         return candidates.first { url in
             (try? FileManager.default.contentsOfDirectory(atPath: url.path))?.contains { $0.hasPrefix("0001_") } ?? false
         }

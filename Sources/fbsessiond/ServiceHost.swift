@@ -123,18 +123,8 @@ extension ServiceHost {
 /// the executable in a source checkout.
 enum OpenAPIFile {
     static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> [UInt8] {
-        var candidates: [String] = []
-        if let configured = environment["FBS_OPENAPI_FILE"], !configured.isEmpty { candidates.append(configured) }
-        candidates.append(FileManager.default.currentDirectoryPath + "/openapi.yaml")
-        var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath()
-            .deletingLastPathComponent()
-        candidates.append(directory.appendingPathComponent("../share/fbsessiond/openapi.yaml").standardized.path)
-        for _ in 0..<6 {
-            candidates.append(directory.appendingPathComponent("openapi.yaml").path)
-            directory = directory.deletingLastPathComponent()
-        }
-        for path in candidates {
-            if let data = FileManager.default.contents(atPath: path) { return Array(data) }
+        for url in ResourceLocator.candidates("openapi.yaml", setting: "FBS_OPENAPI_FILE", environment: environment) {
+            if let data = FileManager.default.contents(atPath: url.path) { return Array(data) }
         }
         throw CommandFailure("openapi.yaml not found; set FBS_OPENAPI_FILE")
     }
