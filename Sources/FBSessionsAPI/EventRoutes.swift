@@ -40,7 +40,7 @@ enum EventRoutes {
         let limit: Int
 
         init(_ context: RouteContext) throws {
-            if let text = context.query("after"), !text.isEmpty {
+            if let text = context.query("after") {
                 do {
                     after = try EventCursor(parsing: text)
                 } catch {
@@ -69,14 +69,14 @@ enum EventRoutes {
             }
         }
 
-        /// Decimal seconds such as `10` or `0.5`; no sign, exponent or spaces.
+        /// Seconds as a JSON-style number (`10`, `0.5`, `2.5e-3`): digits, one point, an exponent; no `inf`,
+        /// `nan`, hex or spaces. Negative numbers are refused by the caller's range check.
         static func seconds(_ text: String) -> Double? {
-            let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-            guard text.utf8.count <= 10, let whole = parts.first, !whole.isEmpty,
-                parts.allSatisfy({ $0.utf8.allSatisfy { (48...57).contains($0) } }),
-                parts.count == 1 || !parts[1].isEmpty
+            guard (1...32).contains(text.utf8.count),
+                text.utf8.allSatisfy({ (48...57).contains($0) || $0 == 0x2E || $0 == 0x65 || $0 == 0x45 || $0 == 0x2B || $0 == 0x2D }),
+                let value = Double(text), value.isFinite, value >= 0
             else { return nil }
-            return Double(text)
+            return value
         }
     }
 

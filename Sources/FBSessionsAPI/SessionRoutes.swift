@@ -158,11 +158,12 @@ extension RouteContext {
         return principal.app
     }
 
-    /// A boolean query flag: absent or `false`/`0` is false, `true`/`1` is true, anything else is 400.
+    /// A boolean query flag as openapi.yaml types it: absent or `false` is false, `true` is true, anything else
+    /// (an empty value included) is 400.
     func flag(_ name: String) throws -> Bool {
         switch query(name) {
-        case nil, "false", "0": return false
-        case "true", "1", "": return true
+        case nil, "false": return false
+        case "true": return true
         default: throw APIError.invalid("\(name) must be true or false.", field: name)
         }
     }

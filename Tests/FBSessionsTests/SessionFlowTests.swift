@@ -185,6 +185,10 @@ import TestSupport
         defer { harness.stop() }
         let (user, token) = try harness.userToken()
         let id = try #require(try await harness.login(owner: "o", token: token).json["id"] as? String)
+        for malformed in ["revoke=", "revoke=1", "revoke=yes"] {
+            let refused = try await harness.call("DELETE", "/v1/sessions/\(id)?\(malformed)")
+            #expect(refused.status == 400 && refused.errorCode == "invalid_request", "\(malformed) is not a boolean")
+        }
         let out = try await harness.call("DELETE", "/v1/sessions/\(id)?revoke=true")
         #expect(out.status == 200 && out.json["closed_reason"] as? String == "logged_out")
         #expect(out.json["revocation"] as? String == "done")
