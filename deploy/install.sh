@@ -138,11 +138,9 @@ if [ -z "$binary" ]; then
     binary="$repo/.build/release/fbsessiond"
 fi
 if [ "$dry_run" -eq 0 ]; then
-    [ -f "$binary" ] && [ -x "$binary" ] || fbs_die "not an executable file: $binary"
-    if command -v ldd >/dev/null 2>&1 && ldd "$binary" 2>/dev/null | grep -q 'not found'; then
-        fbs_warn "$binary needs libraries this host lacks:" \
-            "$(ldd "$binary" | grep 'not found' | awk '{print $1}' | tr '\n' ' ')"
-    fi
+    { [ -f "$binary" ] && [ -x "$binary" ]; } || fbs_die "not an executable file: $binary"
+    unresolved="$(ldd "$binary" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ' || true)"
+    [ -z "$unresolved" ] || fbs_warn "$binary needs libraries this host lacks: $unresolved"
 fi
 
 # 3. Binary and resources.

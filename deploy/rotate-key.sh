@@ -52,7 +52,7 @@ if [ -z "$fbsessiond" ]; then
     fi
 fi
 [ -x "$fbsessiond" ] || fbs_die "not executable: $fbsessiond"
-[ -f "$env_file" ] && [ -r "$env_file" ] && [ -w "$env_file" ] || fbs_die "cannot read and write $env_file"
+{ [ -f "$env_file" ] && [ -r "$env_file" ] && [ -w "$env_file" ]; } || fbs_die "cannot read and write $env_file"
 
 # One rotation at a time (the env file itself is replaced, so the lock is a file of its own).
 exec 9>>"$env_file.rotate-lock"
@@ -117,7 +117,7 @@ write_ring() {
 
 restart() {
     fbs_say "restarting: $restart_command"
-    bash -c "$restart_command" || fbs_die "the restart command failed; no key was dropped. Fix it and run rotate-key.sh again"
+    bash -c "$restart_command" 9>&- || fbs_die "the restart command failed; no key was dropped. Fix it and run rotate-key.sh again"
 }
 
 read_ring
@@ -157,7 +157,7 @@ restart
 fbs_say "re-sealing every stored value with $new_kid: $fbsessiond reencrypt"
 reencrypt_log="$(mktemp)"
 trap 'rm -f "$reencrypt_log"' EXIT
-if ! (fbs_env_export "$env_file" && exec "$fbsessiond" reencrypt) >"$reencrypt_log" 2>&1; then
+if ! (fbs_env_export "$env_file" && exec "$fbsessiond" reencrypt) >"$reencrypt_log" 2>&1 9>&-; then
     sed 's/^/    /' "$reencrypt_log" >&2
     fbs_die "reencrypt failed; every key is still in the ring. Fix the cause and run rotate-key.sh again"
 fi
