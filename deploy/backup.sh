@@ -7,7 +7,7 @@
 #
 # Options:
 #   --env-file FILE   where DATABASE_URL is read when it is not in the environment
-#                     (default /etc/fbsessiond/fbsessiond.env)
+#                     (default /etc/fbsessions/fbsessiond.env)
 #   --output FILE     the dump file (default DIR/fbsessiond-YYYYmmddTHHMMSSZ.dump)
 #   --dir DIR         the folder for the default file name (default /var/backups/fbsessiond)
 #
@@ -21,7 +21,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=deploy/lib.sh
 . "$here/lib.sh"
 
-env_file=/etc/fbsessiond/fbsessiond.env
+env_file=/etc/fbsessions/fbsessiond.env
 output=""
 directory=/var/backups/fbsessiond
 

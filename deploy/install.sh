@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs fbsessiond on a Debian 12 host: runtime packages, the binary and the resources it locates,
-# the ops scripts, a system user, /etc/fbsessiond/fbsessiond.env (only when missing) and a hardened systemd unit.
+# the ops scripts, a system user, /etc/fbsessions/fbsessiond.env (only when missing) and a hardened systemd unit.
 #
 #     deploy/install.sh                          # build a release binary here, install under /usr/local
 #     deploy/install.sh --binary PATH            # install a binary built elsewhere
@@ -69,7 +69,7 @@ fi
 
 bindir="$prefix/bin"
 sharedir="$prefix/share/fbsessiond"
-confdir=/etc/fbsessiond
+confdir=/etc/fbsessions
 envfile="$confdir/fbsessiond.env"
 unitdir=/etc/systemd/system
 

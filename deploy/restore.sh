@@ -7,7 +7,7 @@
 #
 # Options:
 #   --env-file FILE    where DATABASE_URL is read when it is not in the environment
-#                      (default /etc/fbsessiond/fbsessiond.env); it names the server, the user and, unless
+#                      (default /etc/fbsessions/fbsessiond.env); it names the server, the user and, unless
 #                      --database is given, the database
 #   --database NAME    restore into this database of that server instead; created when missing
 #   --force            restore into a database that already holds tables: its objects that are in the dump
@@ -23,7 +23,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=deploy/lib.sh
 . "$here/lib.sh"
 
-env_file=/etc/fbsessiond/fbsessiond.env
+env_file=/etc/fbsessions/fbsessiond.env
 database=""
 force=0
 dump=""

@@ -6,11 +6,11 @@
 #   3. `fbsessiond reencrypt`: re-seal every token, app secret and pending revocation with the new key;
 #   4. only when reencrypt reports nothing left: drop the old keys, and restart again.
 #
-#     deploy/rotate-key.sh                                     # /etc/fbsessiond/fbsessiond.env, systemctl
+#     deploy/rotate-key.sh                                     # /etc/fbsessions/fbsessiond.env, systemctl
 #     deploy/rotate-key.sh --restart 'ansible fbs -m systemd -a "name=fbsessiond state=restarted"'
 #
 # Options:
-#   --env-file FILE     the env file to edit (default /etc/fbsessiond/fbsessiond.env); its settings are also
+#   --env-file FILE     the env file to edit (default /etc/fbsessions/fbsessiond.env); its settings are also
 #                       the environment of `fbsessiond reencrypt`
 #   --restart COMMAND   restarts every instance that uses the env file, run with bash -c
 #                       (default $FBS_RESTART_COMMAND, else `systemctl restart fbsessiond`). With several hosts,
@@ -27,7 +27,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=deploy/lib.sh
 . "$here/lib.sh"
 
-env_file=/etc/fbsessiond/fbsessiond.env
+env_file=/etc/fbsessions/fbsessiond.env
 restart_command="${FBS_RESTART_COMMAND:-systemctl restart fbsessiond}"
 fbsessiond="${FBSESSIOND:-}"
 marker_prefix="# fbsessiond rotate-key: pending"
