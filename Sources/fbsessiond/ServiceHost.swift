@@ -68,7 +68,7 @@ enum ServiceHost {
                 configuration: .init(dialogURL: settings.dialogURL, graphVersion: settings.graphVersion)),
             facebookCallbacks: FacebookCallbacks(
                 apps: apps, users: PostgresSessionStore(database: runtime.database, keyring: keyring),
-                publicURL: settings.publicURL), pictures: pictures)
+                publicURL: settings.publicURL), pictures: pictures, docsPage: DocsPage(html: try DocsPageFile.load()))
         var httpLogger = Logger(label: "http", level: settings.logLevel)
         httpLogger.metadata = [:]
         let router = Router(
@@ -127,5 +127,16 @@ enum OpenAPIFile {
             if let data = FileManager.default.contents(atPath: url.path) { return Array(data) }
         }
         throw CommandFailure("openapi.yaml not found; set FBS_OPENAPI_FILE")
+    }
+}
+
+/// `docs.html`, the try-it page served at `/docs`, found like `openapi.yaml` (and installed beside it):
+/// `FBS_DOCS_FILE`, `./docs.html`, the installed `share/fbsessiond/docs.html`, or above the executable.
+enum DocsPageFile {
+    static func load(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> [UInt8] {
+        for url in ResourceLocator.candidates("docs.html", setting: "FBS_DOCS_FILE", environment: environment) {
+            if let data = FileManager.default.contents(atPath: url.path) { return Array(data) }
+        }
+        throw CommandFailure("docs.html not found; set FBS_DOCS_FILE")
     }
 }
