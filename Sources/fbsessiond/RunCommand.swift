@@ -79,15 +79,15 @@ enum RunCommand {
                     TOKEN=$(curl -s -X POST '\(instance.baseURL)/__emulator/demo-token?user=alice' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')
                     SESSION=$(curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
                       -d "{\\"owner\\":\\"demo-user\\",\\"access_token\\":\\"$TOKEN\\"}" \(base)/v1/sessions | sed -E 's/.*"id":"(ses_[^"]+)".*/\\1/')
-                    curl -s -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION?validate=always"
-                    curl -s -H "Authorization: Bearer $KEY" \(base)/v1/owners/demo-user/sessions
+                    curl -s -w '\\n' -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION?validate=always"
+                    curl -s -w '\\n' -H "Authorization: Bearer $KEY" \(base)/v1/owners/demo-user/sessions
                     curl -s -o /dev/null -w '%{http_code} %{content_type} %{size_download} bytes\\n' -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION/picture?type=large"
-                    curl -s -X DELETE -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION"
+                    curl -s -w '\\n' -X DELETE -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION"
 
                   Or log in through the dialog in a browser: get a login URL, open its "url", pick a demo user;
                   the browser lands on http://127.0.0.1:3000/callback?code=...&state=... (nothing listens there:
                   copy code and state from the address bar) and POST them as {"owner","code","state"} to /v1/sessions.
-                    curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
+                    curl -s -w '\\n' -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
                       -d '{"owner":"demo-user","redirect_uri":"http://127.0.0.1:3000/callback","scopes":["email"]}' \(base)/v1/login-urls
                 """)
             } else {

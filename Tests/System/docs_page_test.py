@@ -69,7 +69,7 @@ class Page:
         options.binary_location = CHROMIUM
         self.profile = tempfile.TemporaryDirectory(prefix="fbs-docs-chromium-")
         for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                         "--window-size=1280,1800", "--no-first-run", "--disable-extensions",
+                         "--window-size=1280,1000", "--no-first-run", "--disable-extensions",
                          "--user-data-dir=" + self.profile.name):
             options.add_argument(argument)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -302,6 +302,9 @@ def main():
 
         @step
         def key_survives_a_reload():
+            screenshot = os.environ.get("FBS_DOCS_SCREENSHOT")
+            if screenshot:  # the page as the steps above left it, operations open
+                page.driver.save_screenshot(screenshot)
             page.load()
             value = page.driver.find_element(By.ID, "api-key").get_attribute("value")
             check(value == key, "the key field is not refilled from sessionStorage after a reload")
@@ -314,10 +317,6 @@ def main():
                 message = "%s: %s" % (function.__name__, error)
                 failed.append(message)
                 print("FAIL " + message.replace(key, mask(key)), flush=True)
-
-        screenshot = os.environ.get("FBS_DOCS_SCREENSHOT")
-        if screenshot:
-            page.driver.save_screenshot(screenshot)
     finally:
         page.close()
 
