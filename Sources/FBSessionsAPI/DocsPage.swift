@@ -36,8 +36,13 @@ public struct DocsPage: Sendable {
     }
 
     /// A stand-in for services built without the resource (route tests): a page that says so.
-    public static let placeholder = DocsPage(
-        html: Array("<!doctype html><title>fbsessiond</title><p>The docs page is not installed.</p>\n".utf8))
+    public static let placeholder = DocsPage(html: Array(placeholderText.utf8))
+
+    private static let placeholderText = """
+        <!doctype html><title>fbsessiond</title><p>The docs page is not installed: put docs.html beside
+        openapi.yaml, or name it with FBS_DOCS_FILE. The spec is at <a href="openapi.yaml">openapi.yaml</a>.</p>
+
+        """
 
     /// The text between each `<tag ...>` and the next `</tag>`, in order: what a browser hashes for CSP.
     static func inlineBlocks(_ tag: String, in text: String) -> [String] {

@@ -93,7 +93,8 @@ import TestSupport
     }
 
     @Test func hashesBlocksWithAttributesAndSeveralBlocks() {
-        let page = DocsPage(html: Array("<style media=\"x\">a{}</style><script>1</script><scripts></scripts><script>2</script>".utf8))
+        let html = #"<style media="x">a{}</style><script>1</script><scripts></scripts><script>2</script>"#
+        let page = DocsPage(html: Array(html.utf8))
         let one = Data(SHA256.hash("1")).base64EncodedString()
         let two = Data(SHA256.hash("2")).base64EncodedString()
         let style = Data(SHA256.hash("a{}")).base64EncodedString()
