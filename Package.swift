@@ -39,7 +39,7 @@ let package = Package(
         ),
         .target(
             name: "FBSessionsAPI",
-            dependencies: ["FBSessionsCore", "HTTPServer", "Support"],
+            dependencies: ["FBSessionsCore", "HTTPServer", "Crypto", "Support"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -27,13 +27,15 @@ public struct Services: Sendable {
     public let facebookCallbacks: FacebookCallbacks?
     /// Profile pictures; `nil` (tests that do not need them) answers 503 `picture_unavailable`.
     public let pictures: PictureService?
+    /// The try-it page at `GET /docs`.
+    public let docsPage: DocsPage
 
     /// Creates the bundle.
     public init(
         apps: any AppStore, keys: any KeyStore, readiness: any ReadinessProbe, metrics: MetricsRegistry,
         openAPIDocument: [UInt8], sessions: SessionService, maxSlots: Int, events: (any EventStore)? = nil,
         eventWaiters: EventWaiters = EventWaiters(), loginFlow: LoginFlow? = nil,
-        facebookCallbacks: FacebookCallbacks? = nil, pictures: PictureService? = nil
+        facebookCallbacks: FacebookCallbacks? = nil, pictures: PictureService? = nil, docsPage: DocsPage = .placeholder
     ) {
         self.apps = apps
         self.keys = keys
@@ -47,6 +49,7 @@ public struct Services: Sendable {
         self.loginFlow = loginFlow
         self.facebookCallbacks = facebookCallbacks
         self.pictures = pictures
+        self.docsPage = docsPage
     }
 }
 
@@ -54,7 +57,7 @@ public struct Services: Sendable {
 public enum APIRoutes {
     /// The routes.
     public static func all(_ services: Services) -> [Route] {
-        HealthRoutes.routes(services) + AppRoutes.routes(services) + SessionRoutes.routes(services)
+        HealthRoutes.routes(services) + DocsRoutes.routes(services) + AppRoutes.routes(services) + SessionRoutes.routes(services)
             + PictureRoutes.routes(services)
             + OwnerRoutes.routes(services)
             + EventRoutes.routes(events: services.events, waiters: services.eventWaiters)

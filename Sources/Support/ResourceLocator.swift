@@ -1,8 +1,9 @@
 import Foundation
 
-/// Finds a file or folder the service ships beside its binary (the migrations, `openapi.yaml`), in one order for
-/// every such resource: the setting that names it, the current directory, the installed `share/fbsessiond/`, then
-/// the folders above the executable (a source checkout, where tests and `swift run` start from `.build/…`).
+/// Finds a file or folder the service ships beside its binary (the migrations, `openapi.yaml`, `docs.html`), in
+/// one order for every such resource: the setting that names it, the current directory, the installed
+/// `share/fbsessiond/`, then the folders above the executable (a source checkout, where tests and `swift run` start
+/// from `.build/…`).
 public enum ResourceLocator {
     /// Where `name` may be, in the order above; `setting` is the environment variable that overrides all of them.
     public static func candidates(

@@ -64,6 +64,7 @@ enum RunCommand {
                 """
 
                 fbsessiond is running at \(base)  (Ctrl-C stops it and its database)
+                  docs:      \(base)/docs  (try every operation in a browser, with the demo key)
                   spec:      \(base)/openapi.yaml
                   health:    \(base)/healthz   ready: \(base)/readyz   metrics: \(base)/metrics
                   demo key:  \(key)
@@ -73,19 +74,20 @@ enum RunCommand {
                     """
                   Facebook:  the built-in Graph emulator at \(instance.baseURL) (demo users alice and bob)
 
-                  Try a whole login, status and logout:
+                  Try a whole login, status, picture and logout:
                     KEY='\(key)'
                     TOKEN=$(curl -s -X POST '\(instance.baseURL)/__emulator/demo-token?user=alice' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')
                     SESSION=$(curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
                       -d "{\\"owner\\":\\"demo-user\\",\\"access_token\\":\\"$TOKEN\\"}" \(base)/v1/sessions | sed -E 's/.*"id":"(ses_[^"]+)".*/\\1/')
-                    curl -s -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION?validate=always"
-                    curl -s -H "Authorization: Bearer $KEY" \(base)/v1/owners/demo-user/sessions
-                    curl -s -X DELETE -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION"
+                    curl -s -w '\\n' -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION?validate=always"
+                    curl -s -w '\\n' -H "Authorization: Bearer $KEY" \(base)/v1/owners/demo-user/sessions
+                    curl -s -o /dev/null -w '%{http_code} %{content_type} %{size_download} bytes\\n' -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION/picture?type=large"
+                    curl -s -w '\\n' -X DELETE -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION"
 
                   Or log in through the dialog in a browser: get a login URL, open its "url", pick a demo user;
                   the browser lands on http://127.0.0.1:3000/callback?code=...&state=... (nothing listens there:
                   copy code and state from the address bar) and POST them as {"owner","code","state"} to /v1/sessions.
-                    curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
+                    curl -s -w '\\n' -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
                       -d '{"owner":"demo-user","redirect_uri":"http://127.0.0.1:3000/callback","scopes":["email"]}' \(base)/v1/login-urls
                 """)
             } else {

@@ -68,7 +68,8 @@ enum ServiceHost {
                 configuration: .init(dialogURL: settings.dialogURL, graphVersion: settings.graphVersion)),
             facebookCallbacks: FacebookCallbacks(
                 apps: apps, users: PostgresSessionStore(database: runtime.database, keyring: keyring),
-                publicURL: settings.publicURL), pictures: pictures)
+                publicURL: settings.publicURL), pictures: pictures,
+            docsPage: try DocsPageFile.load(logger: runtime.logger))
         var httpLogger = Logger(label: "http", level: settings.logLevel)
         httpLogger.metadata = [:]
         let router = Router(
@@ -127,5 +128,24 @@ enum OpenAPIFile {
             if let data = FileManager.default.contents(atPath: url.path) { return Array(data) }
         }
         throw CommandFailure("openapi.yaml not found; set FBS_OPENAPI_FILE")
+    }
+}
+
+/// `docs.html`, the try-it page served at `/docs`, found like `openapi.yaml` (and installed beside it):
+/// `FBS_DOCS_FILE`, `./docs.html`, the installed `share/fbsessiond/docs.html`, or above the executable.
+enum DocsPageFile {
+    /// The page; a placeholder (and a warning) when it is not installed, since the service works without it.
+    /// - Throws: ``CommandFailure`` when `FBS_DOCS_FILE` names a file that cannot be read.
+    static func load(
+        logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> DocsPage {
+        for url in ResourceLocator.candidates("docs.html", setting: "FBS_DOCS_FILE", environment: environment) {
+            if let data = FileManager.default.contents(atPath: url.path) { return DocsPage(html: Array(data)) }
+        }
+        if let configured = environment["FBS_DOCS_FILE"], !configured.isEmpty {
+            throw CommandFailure("FBS_DOCS_FILE: cannot read \(configured)")
+        }
+        logger.warning("docs.html not found; /docs serves a placeholder", ["setting": .string("FBS_DOCS_FILE")])
+        return .placeholder
     }
 }
