@@ -1,0 +1,60 @@
+-- wrk script for bench/run's GET rows. Every row, ceilings included, goes through request(), so the client's
+-- per-request cost is the same on both sides of a ratio.
+--
+-- Environment (read here, so that the key never shows on a command line or in bench/out/commands.log):
+--   BENCH_KEY         API key, sent as `Authorization: Bearer ...` when set
+--   BENCH_PATH        the path and query; `{id}` in it is replaced by a random loaded session id
+--   BENCH_IDS         how many loaded sessions there are (ids ses_bench000000000001 ... ses_benchNNNNNNNNNNNN)
+--   BENCH_ETAG        sent as `If-None-Match` when set
+--
+-- done() prints one line that bench/run parses:
+--   BENCH rps=... requests=... p50_ms=... p90_ms=... p99_ms=... max_ms=... errors_status=... timeouts=...
+--         errors_connect=... errors_read=... errors_write=...
+-- errors_status is wrk's count of responses with a status of 400 or more.
+
+local path = os.getenv("BENCH_PATH") or "/"
+local ids = tonumber(os.getenv("BENCH_IDS") or "0")
+local headers = {}
+local key = os.getenv("BENCH_KEY")
+if key and key ~= "" then
+    headers["Authorization"] = "Bearer " .. key
+end
+local etag = os.getenv("BENCH_ETAG")
+if etag and etag ~= "" then
+    headers["If-None-Match"] = etag
+end
+
+local fixed = nil
+local prefix, suffix = path:match("^(.-){id}(.*)$")
+
+local threads = 0
+function setup(thread)
+    threads = threads + 1
+    thread:set("seed", threads)
+end
+
+function init(args)
+    -- Each thread draws its own sequence (the threads' Lua states start alike).
+    math.randomseed(os.time() * 100 + (seed or 0))
+    if not prefix then
+        fixed = wrk.format("GET", path, headers)
+    end
+end
+
+function request()
+    if fixed then
+        return fixed
+    end
+    local id = string.format("ses_bench%012d", math.random(1, ids))
+    return wrk.format("GET", prefix .. id .. suffix, headers)
+end
+
+function done(summary, latency, requests)
+    local seconds = summary.duration / 1000000
+    local e = summary.errors
+    io.write(string.format(
+        "BENCH rps=%.1f requests=%d p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f errors_status=%d timeouts=%d " ..
+            "errors_connect=%d errors_read=%d errors_write=%d\n",
+        summary.requests / seconds, summary.requests, latency:percentile(50) / 1000, latency:percentile(90) / 1000,
+        latency:percentile(99) / 1000, latency.max / 1000, e.status, e.timeout, e.connect, e.read, e.write))
+end
