@@ -71,7 +71,7 @@ let package = Package(
 
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: swiftSettings),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: swiftSettings),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport", "LocalCluster"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalClusterTests", dependencies: ["LocalCluster"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPServerTests",

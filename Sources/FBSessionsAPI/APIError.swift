@@ -59,6 +59,10 @@ public struct APIError: Error, Sendable {
         switch error {
         case let error as APIError:
             return error
+        case ServiceError.keyRevoked:
+            var mapped = APIError(401, .unauthorized, "Send a valid API key as Authorization: Bearer <key>.")
+            mapped.headers.add("WWW-Authenticate", "Bearer")
+            return mapped
         case ServiceError.databaseUnavailable:
             var mapped = APIError(503, .databaseUnavailable, "The database is unavailable; try again shortly.")
             mapped.headers.add("Retry-After", "1")

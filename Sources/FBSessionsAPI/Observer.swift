@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import Support
 
@@ -5,12 +6,17 @@ import Support
 ///
 /// The log line carries time, request id, method, route template, status, duration and outcome; never the query
 /// string, the body, or a header value, so no token can reach the log.
+///
+/// Cost per request: one lookup of the (route, method, status) series pair in a small cache, one increment and
+/// one observation; the log line's metadata is built only when the line will be written. (Building label text and
+/// log metadata for every request was 8% of the status path's CPU; docs/performance.md.)
 public struct Observer: Sendable {
     /// The registry `/metrics` renders.
     public let metrics: MetricsRegistry
     private let logger: Logger
     private let requests: Counter
     private let latency: Histogram
+    private let series = SeriesCache()
 
     /// Creates an observer that registers its metrics in `metrics`.
     public init(metrics: MetricsRegistry, logger: Logger) {
@@ -25,10 +31,17 @@ public struct Observer: Sendable {
     /// Records one finished exchange.
     public func record(_ record: ExchangeRecord) {
         let route = record.route ?? "unmatched"
-        let status = record.status.map(String.init) ?? "none"
-        requests.increment([("route", route), ("method", record.method), ("status", status)])
-        latency.observe(record.duration, [("route", route)])
+        let handles = series.handles(route: route, method: record.method, status: record.status) {
+            let status = record.status.map(String.init) ?? "none"
+            return (
+                requests.series([("route", route), ("method", record.method), ("status", status)]),
+                latency.series([("route", route)])
+            )
+        }
+        handles.requests.increment()
+        handles.latency.observe(record.duration)
         let level: Logger.Level = (record.status ?? 500) >= 500 ? .warning : .info
+        guard level >= logger.level else { return }
         logger.log(
             level, "request",
             [
@@ -36,5 +49,32 @@ public struct Observer: Sendable {
                 "status": record.status.map { .int($0) } ?? .string("none"),
                 "duration_ms": .double((record.duration * 1e5).rounded() / 100), "outcome": .string(record.outcome.rawValue),
             ])
+    }
+}
+
+/// The metric series of each (route, method, status) seen, resolved once. Bounded: routes are templates, methods
+/// and statuses few; an unexpected flood of distinct methods empties it rather than growing it.
+private final class SeriesCache: @unchecked Sendable {
+    struct Key: Hashable {
+        let route: String
+        let method: String
+        let status: Int
+    }
+
+    private let lock = NSLock()
+    private var entries: [Key: (requests: CounterSeries, latency: HistogramSeries)] = [:]
+
+    func handles(
+        route: String, method: String, status: Int?,
+        make: () -> (CounterSeries, HistogramSeries)
+    ) -> (requests: CounterSeries, latency: HistogramSeries) {
+        let key = Key(route: route, method: method, status: status ?? -1)
+        if let found = lock.withLock({ entries[key] }) { return found }
+        let made = make()
+        lock.withLock {
+            if entries.count >= 4096 { entries.removeAll() }
+            entries[key] = made
+        }
+        return made
     }
 }

@@ -13,7 +13,7 @@ enum PictureRoutes {
         let pictures = services.pictures
         return [
             /// - Remark: HTTP GET /v1/sessions/{id}/picture (openapi.yaml operationId getSessionPicture)
-            Route("GET", "/v1/sessions/{id}/picture", operationID: "getSessionPicture", scope: .sessions, body: .waiting { context in
+            Route("GET", "/v1/sessions/{id}/picture", operationID: "getSessionPicture", scope: .sessions, confirmsKeyInQuery: true, body: .waiting { context in
                 let app = try context.app()
                 let id = try Validation.sessionID(context.parameters["id"] ?? "")
                 let size = try size(context)

@@ -35,15 +35,23 @@ public struct Router: RequestHandler {
             if route.scope != nil, bearer(head) == nil {
                 return .reject(Self.unauthorized.response(requestID: head.requestID), route: route.path.description)
             }
-            return .proceed(route: route.path.description)
+            return .proceed(route: route.path.description, match: found)
         }
     }
 
     public func respond(to request: Request) -> Reply {
         let requestID = request.requestID
-        guard case .success(let found) = find(request.head) else {
+        // The route `inspect` matched comes back with the request; match again only for a request made without
+        // `inspect` (route-level tests).
+        let matched: Found
+        if let found = request.match as? Found {
+            matched = found
+        } else if case .success(let found) = find(request.head) {
+            matched = found
+        } else {
             return .now(APIError(404, .notFound, "No such route.").response(requestID: requestID))
         }
+        let found = matched
         guard let query = QueryString.parse(request.head.rawQuery) else {
             return .now(APIError.invalid("The query string is not validly percent-encoded.").response(requestID: requestID))
         }
@@ -56,9 +64,20 @@ public struct Router: RequestHandler {
         return .later {
             do {
                 var principal: Principal?
+                var check: KeyCheck?
                 if let scope = route.scope {
-                    guard let presented, let caller = try await keys.authenticate(presented) else {
+                    guard let presented, let found = try await keys.lookup(presented) else {
                         throw Self.unauthorized
+                    }
+                    let caller = found.principal
+                    if !found.isConfirmed {
+                        // From the cache: the key's liveness is confirmed in this request's own round trip, or
+                        // first with one query (docs/caching.md).
+                        if route.confirmsKeyInQuery && caller.allows(scope) {
+                            check = KeyCheck(keyID: caller.key.id)
+                        } else {
+                            try await Self.confirm(caller.key.id, keys: keys)
+                        }
                     }
                     guard caller.allows(scope) else {
                         throw APIError(403, .forbidden, "This API key lacks the \(scope.rawValue) scope.")
@@ -66,14 +85,42 @@ public struct Router: RequestHandler {
                     principal = caller
                 }
                 let context = RouteContext(request: request, parameters: found.parameters, query: query, principal: principal)
-                switch route.body {
-                case .immediate(let handler): return handler(context)
-                case .waiting(let handler): return try await handler(context)
+                guard let check else { return try await Self.run(route, context) }
+                let outcome: Result<Response, any Error>
+                do {
+                    outcome = .success(try await KeyCheck.$current.withValue(check) { try await Self.run(route, context) })
+                } catch {
+                    outcome = .failure(error)
                 }
+                if !check.isConfirmed && !Self.isKeyRevoked(outcome) {
+                    // The handler answered without a statement that confirmed the key: confirm before answering.
+                    try await Self.confirm(check.keyID, keys: keys)
+                }
+                return try outcome.get()
+            } catch ServiceError.keyRevoked {
+                if let presented, let id = APIKeyText.id(in: presented) { keys.forget(keyID: id) }
+                return Self.unauthorized.response(requestID: requestID)
             } catch {
                 return APIError.from(error).response(requestID: requestID)
             }
         }
+    }
+
+    private static func run(_ route: Route, _ context: RouteContext) async throws -> Response {
+        switch route.body {
+        case .immediate(let handler): return handler(context)
+        case .waiting(let handler): return try await handler(context)
+        }
+    }
+
+    /// Throws ``ServiceError/keyRevoked`` unless the key is live in the database now.
+    private static func confirm(_ keyID: String, keys: any KeyStore) async throws {
+        guard try await keys.isLive(keyID: keyID) else { throw ServiceError.keyRevoked }
+    }
+
+    private static func isKeyRevoked(_ outcome: Result<Response, any Error>) -> Bool {
+        if case .failure(ServiceError.keyRevoked) = outcome { return true }
+        return false
     }
 
     public func completed(_ record: ExchangeRecord) {
@@ -82,7 +129,7 @@ public struct Router: RequestHandler {
 
     // MARK: Matching
 
-    private struct Found {
+    private struct Found: Sendable {
         let route: Route
         let parameters: [String: String]
     }

@@ -24,6 +24,6 @@ extension SessionRoutes {
         let stored = try await flow.login(
             app: app,
             LoginFlow.CodeLogin(owner: owner, code: code, state: state, slot: body.slot, activate: body.activate))
-        return try JSONResponse.make(stored.created ? 201 : 200, SessionDTO(session: stored.session, validation: .fresh))
+        return .json(status: stored.created ? 201 : 200, body: SessionDTO(session: stored.session, validation: .fresh).jsonBytes)
     }
 }

@@ -27,10 +27,10 @@ enum SessionRoutes {
                     throw APIError.invalid("access_token must be 1 to 4096 printable ASCII characters.", field: "access_token")
                 }
                 let stored = try await sessions.login(app: app, owner: owner, accessToken: token, slot: body.slot, activate: body.activate)
-                return try JSONResponse.make(stored.created ? 201 : 200, SessionDTO(session: stored.session, validation: .fresh))
+                return .json(status: stored.created ? 201 : 200, body: SessionDTO(session: stored.session, validation: .fresh).jsonBytes)
             }),
             /// - Remark: HTTP GET /v1/sessions/{id} (openapi.yaml operationId getSession)
-            Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, body: .waiting { context in
+            Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, confirmsKeyInQuery: true, body: .waiting { context in
                 let app = try context.app()
                 let id = try Validation.sessionID(context.parameters["id"] ?? "")
                 let modeText = context.query("validate") ?? "auto"
@@ -40,7 +40,7 @@ enum SessionRoutes {
                 guard let (session, validation) = try await sessions.status(id, app: app, mode: mode) else {
                     throw SessionError.notFound
                 }
-                return try JSONResponse.make(200, SessionDTO(session: session, validation: validation))
+                return .json(status: 200, body: SessionDTO(session: session, validation: validation).jsonBytes)
             }),
             /// - Remark: HTTP DELETE /v1/sessions/{id} (openapi.yaml operationId deleteSession)
             Route("DELETE", "/v1/sessions/{id}", operationID: "deleteSession", scope: .sessions, body: .waiting { context in
@@ -50,7 +50,7 @@ enum SessionRoutes {
                 guard let (session, revocation) = try await sessions.logout(id, app: app, revoke: revoke) else {
                     throw SessionError.notFound
                 }
-                return try JSONResponse.make(200, SessionDTO(session: session, validation: .cached, revocation: revocation))
+                return .json(status: 200, body: SessionDTO(session: session, validation: .cached, revocation: revocation).jsonBytes)
             }),
             /// - Remark: HTTP GET /v1/sessions/{id}/token (openapi.yaml operationId getSessionToken)
             Route("GET", "/v1/sessions/{id}/token", operationID: "getSessionToken", scope: .tokensRead, body: .waiting { context in
@@ -119,12 +119,13 @@ enum OwnerRoutes {
         let sessions = services.sessions
         return [
             /// - Remark: HTTP GET /v1/owners/{owner}/sessions (openapi.yaml operationId listOwnerSessions)
-            Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, body: .waiting { context in
+            Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, confirmsKeyInQuery: true, body: .waiting { context in
                 let app = try context.app()
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")
                 let (list, activeID) = try await sessions.sessions(owner: owner, app: app)
-                return try JSONResponse.make(
-                    200, ListDTO(sessions: list.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: activeID))
+                return .json(
+                    status: 200,
+                    body: ListDTO(sessions: list.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: activeID).jsonBytes)
             }),
             /// - Remark: HTTP PUT /v1/owners/{owner}/active (openapi.yaml operationId setActiveSession)
             Route("PUT", "/v1/owners/{owner}/active", operationID: "setActiveSession", scope: .sessions, acceptsJSON: true, body: .waiting { context in
@@ -136,16 +137,18 @@ enum OwnerRoutes {
                     _ = try await sessions.activate(id, owner: owner, app: app)
                     return try await sessions.sessions(owner: owner, app: app)
                 }()
-                return try JSONResponse.make(
-                    200, ListDTO(sessions: list.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: activeID))
+                return .json(
+                    status: 200,
+                    body: ListDTO(sessions: list.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: activeID).jsonBytes)
             }),
             /// - Remark: HTTP DELETE /v1/owners/{owner}/sessions (openapi.yaml operationId deleteOwnerSessions)
             Route("DELETE", "/v1/owners/{owner}/sessions", operationID: "deleteOwnerSessions", scope: .sessions, body: .waiting { context in
                 let app = try context.app()
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")
                 let closed = try await sessions.logoutAll(owner: owner, app: app)
-                return try JSONResponse.make(
-                    200, ListDTO(sessions: closed.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: nil))
+                return .json(
+                    status: 200,
+                    body: ListDTO(sessions: closed.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: nil).jsonBytes)
             }),
         ]
     }

@@ -1,12 +1,20 @@
 import Crypto
 import Foundation
 
-/// A ``KeyStore`` that remembers successful authentications for a few seconds, so that a busy backend's requests
-/// cost no database round trip for the key check. A revoked key stops working within `ttl` seconds (on every
-/// instance); unknown or wrong keys are never cached, so they always reach the database.
+/// A ``KeyStore`` that remembers which app and scopes a presented key belongs to, so that a busy backend's
+/// requests skip the key lookup (a join of `api_keys` and `apps` and a hash comparison), but never whether the key
+/// is still live: every request confirms that in the database after the cache answered (docs/caching.md).
 ///
-/// Entries are keyed by the SHA-256 of the presented key, never the key itself. The cache is bounded: when
-/// full, it is emptied (a burst of distinct valid keys only costs round trips, never memory).
+/// ``lookup(_:)`` answers from the cache with ``KeyLookup/isConfirmed`` false; the router then confirms the key's
+/// liveness, either inside the request's own first statement (``KeyCheck``: the status, owner-list and picture
+/// reads carry `EXISTS (… api_keys … revoked_at IS NULL)` in the same round trip) or with one small prepared query
+/// before the handler runs. So a key revoked on any instance, or with the CLI, is refused by the very next request
+/// that starts after the revocation committed, on every instance. What is cached never changes for a key's
+/// lifetime (a key's app and scopes are fixed; apps are never edited), so there is nothing else to go stale;
+/// `ttl` only bounds how long an unused entry stays.
+///
+/// Entries are keyed by the SHA-256 of the presented key, never the key itself. Unknown or wrong keys are never
+/// cached. The cache is bounded: when full, it is emptied (a burst of distinct valid keys only costs lookups).
 public final class CachedKeyStore: KeyStore, @unchecked Sendable {
     private let base: any KeyStore
     private let ttl: Double
@@ -14,28 +22,47 @@ public final class CachedKeyStore: KeyStore, @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [[UInt8]: (principal: Principal, expires: Date)] = [:]
 
-    /// Wraps a store.
-    public init(_ base: any KeyStore, ttl: Double = 5, capacity: Int = 10_000) {
+    /// Wraps a store. `ttl` is how long an entry is kept after it was last filled (`FBS_KEY_CACHE_TTL`); 0 turns
+    /// the cache off.
+    public init(_ base: any KeyStore, ttl: Double = 300, capacity: Int = 10_000) {
         self.base = base
         self.ttl = ttl
         self.capacity = capacity
     }
 
+    /// Always the full database check; fills the cache.
     public func authenticate(_ presented: String) async throws -> Principal? {
         let digest = SHA256.hash(presented)
-        let now = Date()
-        if let hit = lock.withLock({ entries[digest] }), hit.expires > now {
-            return hit.principal
-        }
         guard let principal = try await base.authenticate(presented) else {
             lock.withLock { entries[digest] = nil }
             return nil
         }
-        lock.withLock {
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[digest] = (principal, now.addingTimeInterval(ttl))
+        if ttl > 0 {
+            lock.withLock {
+                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+                entries[digest] = (principal, Date().addingTimeInterval(ttl))
+            }
         }
         return principal
+    }
+
+    /// The cached principal, unconfirmed, or else the full check (confirmed).
+    public func lookup(_ presented: String) async throws -> KeyLookup? {
+        let digest = SHA256.hash(presented)
+        if let hit = lock.withLock({ entries[digest] }), hit.expires > Date() {
+            return KeyLookup(principal: hit.principal, isConfirmed: false)
+        }
+        return try await authenticate(presented).map { KeyLookup(principal: $0, isConfirmed: true) }
+    }
+
+    public func isLive(keyID: String) async throws -> Bool {
+        let live = try await base.isLive(keyID: keyID)
+        if !live { forget(keyID: keyID) }
+        return live
+    }
+
+    public func forget(keyID: String) {
+        lock.withLock { entries = entries.filter { $0.value.principal.key.id != keyID } }
     }
 
     public func addKey(appID: String, scopes: [Scope]) async throws -> (key: APIKey, text: String) {
@@ -46,9 +73,9 @@ public final class CachedKeyStore: KeyStore, @unchecked Sendable {
         try await base.keys(appID: appID)
     }
 
-    /// Revokes at the store and forgets this process's cached entries for the key at once.
+    /// Revokes at the store and forgets this process's cached entries for the key.
     public func revokeKey(id: String) async throws -> Bool {
-        lock.withLock { entries = entries.filter { $0.value.principal.key.id != id } }
+        forget(keyID: id)
         return try await base.revokeKey(id: id)
     }
 }

@@ -42,8 +42,28 @@ public protocol KeyStore: Sendable {
     func keys(appID: String?) async throws -> [APIKey]
     /// Revokes a key; false when no such key exists.
     func revokeKey(id: String) async throws -> Bool
-    /// The app and key a presented bearer key belongs to, or nil when it is unknown, revoked or wrong.
+    /// The app and key a presented bearer key belongs to, or nil when it is unknown, revoked or wrong. Always
+    /// checks the database.
     func authenticate(_ presented: String) async throws -> Principal?
+    /// Like ``authenticate(_:)``, but may answer from a cache; then ``KeyLookup/isConfirmed`` is false and the
+    /// caller must confirm the key's liveness before serving the request. Default: ``authenticate(_:)``.
+    func lookup(_ presented: String) async throws -> KeyLookup?
+    /// Whether the key exists and is not revoked, read from the database now.
+    func isLive(keyID: String) async throws -> Bool
+    /// Drops whatever is cached about a key found dead. Default: nothing.
+    func forget(keyID: String)
+}
+
+extension KeyStore {
+    public func lookup(_ presented: String) async throws -> KeyLookup? {
+        try await authenticate(presented).map { KeyLookup(principal: $0, isConfirmed: true) }
+    }
+
+    public func isLive(keyID: String) async throws -> Bool {
+        try await keys(appID: nil).contains { $0.id == keyID && $0.revokedAt == nil }
+    }
+
+    public func forget(keyID: String) {}
 }
 
 /// Who is calling: an unrevoked key and its app.

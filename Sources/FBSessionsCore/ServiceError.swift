@@ -8,4 +8,6 @@ public enum ServiceError: Error, Equatable, Sendable {
     case unknownApp(String)
     /// A stored secret could not be decrypted (a key missing from the ring, or tampering).
     case undecryptable
+    /// The request's API key was revoked (or deleted) after it was cached; the answer is 401.
+    case keyRevoked
 }

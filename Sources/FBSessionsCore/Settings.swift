@@ -56,7 +56,8 @@ public struct Settings: Sendable {
     public var sweepRate: Double
     /// The sweep re-validates sessions not validated for this many seconds.
     public var sweepMaxAge: Double
-    /// Seconds a successful API key check is remembered (a revoked key works at most this long; 0: never cached).
+    /// Seconds a key's app and scopes are remembered after a full lookup (0: never cached). Never how long a
+    /// revoked key keeps working: every request confirms its key's liveness in the database (docs/caching.md).
     public var keyCacheTTL: Double
 
     /// The current Graph API version used when `FBS_GRAPH_VERSION` is unset.
@@ -90,7 +91,7 @@ public struct Settings: Sendable {
         ("FBS_SWEEP_INTERVAL", "60", "seconds between background sweeps in serve (0: off; use `fbsessiond sweep`)"),
         ("FBS_SWEEP_RATE", "20", "most sessions the sweep looks at per second"),
         ("FBS_SWEEP_MAX_AGE", "86400", "the sweep re-validates sessions not validated for this many seconds"),
-        ("FBS_KEY_CACHE_TTL", "5", "seconds a successful API key check is remembered (revocation delay; 0: off)"),
+        ("FBS_KEY_CACHE_TTL", "300", "seconds a key's app and scopes are remembered; revocation still applies at once (0: off)"),
     ]
 
     /// Reads every setting; returns all problems at once instead of stopping at the first.
@@ -155,7 +156,7 @@ public struct Settings: Sendable {
             sweepInterval: reader.seconds("FBS_SWEEP_INTERVAL", default: 60, in: 0...86_400),
             sweepRate: reader.seconds("FBS_SWEEP_RATE", default: 20, in: 0.01...10_000),
             sweepMaxAge: reader.seconds("FBS_SWEEP_MAX_AGE", default: 86_400, in: 60...(86_400 * 60)),
-            keyCacheTTL: reader.seconds("FBS_KEY_CACHE_TTL", default: 5, in: 0...300))
+            keyCacheTTL: reader.seconds("FBS_KEY_CACHE_TTL", default: 300, in: 0...86_400))
         if !reader.problems.isEmpty {
             return .failure(SettingsError(problems: reader.problems))
         }

@@ -65,6 +65,14 @@ public struct PostgresKeyStore: KeyStore {
         return principal
     }
 
+    public func isLive(keyID: String) async throws -> Bool {
+        try await database.run { connection in
+            try connection.query(
+                "SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = \(keyID) AND revoked_at IS NULL) AS live"
+            ).first?.decode("live", as: Bool.self) ?? false
+        }
+    }
+
     private static func key(from row: PostgresRow) throws -> APIKey {
         APIKey(
             id: try row.decode("id"), appID: try row.decode("app_id"), scopes: scopes(try row.decode("scopes")),

@@ -89,17 +89,49 @@ public struct PostgresSessionStore: SessionStore {
     }
 
     public func session(id: String, appID: String) async throws -> Session? {
-        try await database.run { connection in try Self.read(id, appID: appID, on: connection) }
+        guard let check = KeyCheck.current, !check.isConfirmed else {
+            return try await database.run { connection in try Self.read(id, appID: appID, on: connection) }
+        }
+        // The request's cached API key is confirmed live in the same statement (docs/caching.md).
+        let keyID = check.keyID
+        return try await database.run { connection in
+            let rows = try connection.query(
+                """
+                SELECT \(unsafeSQL: KeyLiveness.column), \(unsafeSQL: SessionRow.columns)
+                FROM \(unsafeSQL: KeyLiveness.open)\(keyID)\(unsafeSQL: KeyLiveness.close)
+                LEFT JOIN \(unsafeSQL: SessionRow.joined) ON s.id = \(id) AND s.app_id = \(appID)
+                """)
+            guard let row = rows.first else { return nil }
+            try KeyLiveness.settle(check, row)
+            guard try row.decode("id", as: String?.self) != nil else { return nil }
+            return try SessionRow.session(from: row)
+        }
     }
 
     public func sessions(owner: String, appID: String) async throws -> [Session] {
-        try await database.run { connection in
-            try connection.query(
+        guard let check = KeyCheck.current, !check.isConfirmed else {
+            return try await database.run { connection in
+                try connection.query(
+                    """
+                    SELECT \(unsafeSQL: SessionRow.columns) \(unsafeSQL: SessionRow.from)
+                    WHERE s.app_id = \(appID) AND s.owner = \(owner) AND s.state <> 'closed' ORDER BY s.slot
+                    """
+                ).map(SessionRow.session)
+            }
+        }
+        let keyID = check.keyID
+        return try await database.run { connection in
+            let rows = try connection.query(
                 """
-                SELECT \(unsafeSQL: SessionRow.columns) \(unsafeSQL: SessionRow.from)
-                WHERE s.app_id = \(appID) AND s.owner = \(owner) AND s.state <> 'closed' ORDER BY s.slot
-                """
-            ).map(SessionRow.session)
+                SELECT \(unsafeSQL: KeyLiveness.column), \(unsafeSQL: SessionRow.columns)
+                FROM \(unsafeSQL: KeyLiveness.open)\(keyID)\(unsafeSQL: KeyLiveness.close)
+                LEFT JOIN \(unsafeSQL: SessionRow.joined)
+                    ON s.app_id = \(appID) AND s.owner = \(owner) AND s.state <> 'closed'
+                ORDER BY s.slot
+                """)
+            guard let first = rows.first else { return [] }
+            try KeyLiveness.settle(check, first)
+            return try rows.filter { try $0.decode("id", as: String?.self) != nil }.map(SessionRow.session)
         }
     }
 

@@ -7,7 +7,11 @@ enum SessionRow {
     static let columns: StaticString = """
         s.id, s.app_id, s.owner, s.slot, s.facebook_user_id, s.state, s.closed_reason, s.closed_at, \
         s.action_required, s.token_expires_at, s.data_access_expires_at, s.token_refreshed_at, s.permissions, \
-        s.declined_permissions, s.expired_permissions, s.profile::text AS profile, s.profile_refreshed_at, \
+        s.declined_permissions, s.expired_permissions, s.profile IS NOT NULL AS has_profile, \
+        s.profile->>'id' AS profile_id, s.profile->>'name' AS profile_name, \
+        s.profile->>'first_name' AS profile_first_name, s.profile->>'middle_name' AS profile_middle_name, \
+        s.profile->>'last_name' AS profile_last_name, s.profile->>'email' AS profile_email, \
+        s.profile->>'link' AS profile_link, s.profile->>'picture_url' AS profile_picture_url, s.profile_refreshed_at, \
         s.validated_at, s.created_at, s.updated_at, \
         (o.active_session_id IS NOT NULL AND o.active_session_id = s.id) AS active
         """
@@ -15,10 +19,19 @@ enum SessionRow {
     /// `FROM sessions s LEFT JOIN owners o …`, to follow ``columns``.
     static let from: StaticString = "FROM sessions s LEFT JOIN owners o ON o.app_id = s.app_id AND o.owner = s.owner"
 
+    /// The same join in parentheses, for the right side of a join (``KeyLiveness``).
+    static let joined: StaticString = "(sessions s LEFT JOIN owners o ON o.app_id = s.app_id AND o.owner = s.owner)"
+
+    /// The profile's fields come out of the jsonb column one by one (`->>`), so no JSON is parsed here: decoding
+    /// the column with `JSONDecoder` was a tenth of the status path's CPU (docs/performance.md).
     static func session(from row: PostgresRow) throws -> Session {
         var profile: Profile?
-        if let text = try row.decode("profile", as: String?.self) {
-            profile = try JSONDecoder().decode(Profile.self, from: Data(text.utf8))
+        if try row.decode("has_profile", as: Bool.self) {
+            profile = Profile(
+                id: try row.decode("profile_id", as: String.self), name: try row.decode("profile_name"),
+                firstName: try row.decode("profile_first_name"), middleName: try row.decode("profile_middle_name"),
+                lastName: try row.decode("profile_last_name"), email: try row.decode("profile_email"),
+                link: try row.decode("profile_link"), pictureURL: try row.decode("profile_picture_url"))
         }
         let state = SessionState(rawValue: try row.decode("state", as: String.self)) ?? .closed
         return Session(

@@ -29,6 +29,8 @@ final class Exchange {
     var body: [UInt8] = []
     var discardedBytes = 0
     var route: String?
+    /// What the handler's `inspect` matched, handed back with the request.
+    var match: (any Sendable)?
     var status: Int?
     /// The libmicrohttpd connection, set while suspended so the finishing task can resume it.
     var connection: OpaquePointer?

@@ -18,8 +18,9 @@ public protocol RequestHandler: Sendable {
 /// The answer to ``RequestHandler/inspect(_:)``.
 public enum HeadDecision: Sendable {
     /// Read the body and call ``RequestHandler/respond(to:)``; `route` names the matched route template for
-    /// logs and metrics (nil when unmatched).
-    case proceed(route: String?)
+    /// logs and metrics (nil when unmatched). `match` is the handler's own note of what it matched; the server
+    /// hands it back in ``Request/match`` so the handler need not match the route again.
+    case proceed(route: String?, match: (any Sendable)? = nil)
     /// Answer with this response now; the body is not read.
     case reject(Response, route: String?)
 }

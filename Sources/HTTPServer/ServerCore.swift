@@ -106,8 +106,9 @@ final class ServerCore: @unchecked Sendable {
         case .reject(let response, let route):
             exchange.route = route
             return queue(response, for: exchange, on: connection)
-        case .proceed(let route):
+        case .proceed(let route, let match):
             exchange.route = route
+            exchange.match = match
         }
         if let length = head.headers["Content-Length"], let declared = Int(length),
             declared > configuration.maxBodyBytes
@@ -139,8 +140,9 @@ final class ServerCore: @unchecked Sendable {
         guard case .receiving = exchange.state, let head = exchange.head else {
             return queue(Self.tooLarge(configuration.maxBodyBytes), for: exchange, on: connection)
         }
-        let request = Request(head: head, body: exchange.body)
+        let request = Request(head: head, body: exchange.body, match: exchange.match)
         exchange.body = []
+        exchange.match = nil
         switch handler.respond(to: request) {
         case .now(let response):
             return queue(response, for: exchange, on: connection)

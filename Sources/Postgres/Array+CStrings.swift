@@ -17,7 +17,7 @@ extension Array where Element == String? {
                 continue
             }
             offsets.append(buffer.count)
-            buffer.append(contentsOf: element.utf8.map { CChar(bitPattern: $0) })
+            for byte in element.utf8 { buffer.append(CChar(bitPattern: byte)) }
             buffer.append(0)
         }
         return try buffer.withUnsafeBufferPointer { storage in

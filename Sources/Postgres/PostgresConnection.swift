@@ -4,7 +4,8 @@ internal import CLibPQ
 ///
 /// Every call blocks the calling thread until the server answers, so call it from a thread that may block
 /// (`PostgresPool` runs it on its own worker threads), never from Swift's cooperative thread pool.
-/// Statements are sent with `PQexecParams` in text format; values only ever travel as parameters.
+/// Parameterized statements are prepared once per connection (`PQprepare`, see `PostgresStatementCache`) and run
+/// with `PQexecPrepared` in text format; values only ever travel as parameters.
 ///
 /// Ownership: owns exactly one `PGconn`, freed by `PQfinish` in `close()` (idempotent) or in `deinit`.
 /// Thread safety: not thread-safe. Use it from one thread at a time; it may move between threads between calls.
@@ -17,6 +18,11 @@ public final class PostgresConnection {
     private(set) var statementCount = 0
     /// Set when the server sent a FATAL or PANIC message: the session is over even if the socket is not yet.
     private var serverEndedSession = false
+    /// The statements prepared on this connection; empty again after a reconnect (a new connection).
+    private var statements = PostgresStatementCache()
+
+    /// The number of statements prepared on this connection (tests).
+    public var preparedStatementCount: Int { statements.count }
 
     /// Opens a connection and prepares its session.
     ///
@@ -90,7 +96,7 @@ public final class PostgresConnection {
     /// - Throws: `PostgresError`: `.queryFailed` with `sqlState` for server errors, `.connectionLost` if the
     ///   connection broke.
     public func query(_ query: PostgresQuery) throws -> PostgresRows {
-        try run(query.sql, binds: query.binds).rows()
+        try runPrepared(query.sql, binds: query.binds)
     }
 
     /// Runs one statement and returns the number of rows it affected.
@@ -145,9 +151,61 @@ public final class PostgresConnection {
         return value
     }
 
-    /// Sends `sql` with `PQexecParams` (or `PQexec` when `binds` is `nil`) and checks the result.
+    /// Runs a parameterized statement through the statement cache: prepares it on first use on this
+    /// connection, then executes the prepared statement. Falls back to `PQexecParams` when the cache is full.
+    private func runPrepared(_ sql: String, binds: [String?]) throws -> PostgresRows {
+        if let entry = statements.entry(for: sql) {
+            let result: PostgresResult
+            do {
+                result = try run(sql, binds: binds, prepared: entry.name)
+            } catch let error as PostgresError where error.sqlState == "26000" || error.sqlState == "0A000" {
+                // 26000: the server no longer has the statement (DISCARD ALL); 0A000: a table changed under a
+                // cached plan so that its result type changed. Forget it; the next call prepares it again.
+                statements.remove(sql)
+                if error.sqlState == "0A000", let handle, PQtransactionStatus(handle) == PQTRANS_IDLE {
+                    _ = try? run("DEALLOCATE \(entry.name)", binds: nil)
+                }
+                throw error
+            }
+            let rows = try result.rows(columns: entry.columns)
+            if entry.columns == nil { entry.columns = rows.storage.table }
+            return rows
+        }
+        guard let name = statements.reserve() else {
+            return try run(sql, binds: binds).rows()
+        }
+        try prepare(sql, name: name, parameterCount: binds.count)
+        let entry = statements.insert(sql, name: name)
+        let rows = try run(sql, binds: binds, prepared: name, counted: false).rows()
+        entry.columns = rows.storage.table
+        return rows
+    }
+
+    /// `PQprepare`: parses `sql` on the server under `name`. Counts as the statement for the pool's retry rule.
+    private func prepare(_ sql: String, name: String, parameterCount: Int) throws {
+        guard let handle else {
+            throw PostgresError(.connectionLost, detail: "the connection is closed")
+        }
+        statementCount += 1
+        let secrets = password.map { [$0] } ?? []
+        guard let raw = PQprepare(handle, name, sql, Int32(parameterCount), nil) else {
+            let lost = PQstatus(handle) != CONNECTION_OK
+            throw PostgresError(lost ? .connectionLost : .queryFailed, detail: errorMessage(scrubbing: secrets))
+        }
+        let result = PostgresResult(raw)
+        guard result.status == PGRES_COMMAND_OK else {
+            let lost = PQstatus(handle) != CONNECTION_OK || serverEndedSession
+            throw result.error(lost ? .connectionLost : .queryFailed, scrubbing: secrets)
+        }
+    }
+
+    /// Sends `sql` with `PQexecParams` (or `PQexec` when `binds` is `nil`, or `PQexecPrepared` when `prepared`
+    /// names a statement prepared from `sql`) and checks the result. `counted: false` when `prepare` already
+    /// counted this statement.
     @discardableResult
-    private func run(_ sql: String, binds: [String?]?) throws -> PostgresResult {
+    private func run(_ sql: String, binds: [String?]?, prepared: String? = nil, counted: Bool = true) throws
+        -> PostgresResult
+    {
         guard let handle else {
             throw PostgresError(.connectionLost, detail: "the connection is closed")
         }
@@ -160,9 +218,13 @@ public final class PostgresConnection {
                 throw PostgresError(.queryFailed, sqlState: "22021", detail: "parameter $\(position + 1) contains NUL")
             }
         }
-        statementCount += 1
+        if counted { statementCount += 1 }
         let raw: OpaquePointer? =
-            if let binds {
+            if let binds, let prepared {
+                binds.withCStringArray { values in
+                    PQexecPrepared(handle, prepared, Int32(values.count), values, nil, nil, 0)
+                }
+            } else if let binds {
                 binds.withCStringArray { values in
                     PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
                 }

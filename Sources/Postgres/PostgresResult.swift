@@ -62,15 +62,23 @@ final class PostgresResult {
 
     /// Copies the result's columns, values and affected-row count into Swift values.
     ///
+    /// - Parameter cached: The column table of an earlier result of the same prepared statement, reused when
+    ///   the column count matches; nil builds a new table.
     /// - Returns: The rows.
     /// - Throws: `PostgresError` with code `.decodingFailed` if libpq hands back a NULL value pointer.
-    func rows() throws -> PostgresRows {
+    func rows(columns cached: PostgresColumnTable? = nil) throws -> PostgresRows {
         let rowCount = Int(PQntuples(handle))
         let columnCount = Int(PQnfields(handle))
-        var columns: [String] = []
-        columns.reserveCapacity(columnCount)
-        for column in 0..<columnCount {
-            columns.append(PQfname(handle, Int32(column)).map { String(cString: $0) } ?? "?column?")
+        let table: PostgresColumnTable
+        if let cached, cached.names.count == columnCount {
+            table = cached
+        } else {
+            var columns: [String] = []
+            columns.reserveCapacity(columnCount)
+            for column in 0..<columnCount {
+                columns.append(PQfname(handle, Int32(column)).map { String(cString: $0) } ?? "?column?")
+            }
+            table = PostgresColumnTable(columns)
         }
         var values: [String?] = []
         values.reserveCapacity(rowCount * columnCount)
@@ -79,7 +87,12 @@ final class PostgresResult {
                 if PQgetisnull(handle, Int32(row), Int32(column)) == 1 {
                     values.append(nil)
                 } else if let text = PQgetvalue(handle, Int32(row), Int32(column)) {
-                    values.append(String(cString: text))
+                    // The length libpq knows saves a strlen; text output is UTF-8 (client_encoding).
+                    let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
+                    values.append(
+                        text.withMemoryRebound(to: UInt8.self, capacity: length) {
+                            String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+                        })
                 } else {
                     throw PostgresError(.decodingFailed, detail: "libpq returned no value for row \(row)")
                 }
@@ -88,7 +101,7 @@ final class PostgresResult {
         let affected = PQcmdTuples(handle).map { Int(String(cString: $0)) ?? 0 } ?? 0
         let storage =
             columnCount == 0 && rowCount == 0
-            ? PostgresRowStorage.empty : PostgresRowStorage(columns: columns, values: values, rowCount: rowCount)
+            ? PostgresRowStorage.empty : PostgresRowStorage(table: table, values: values, rowCount: rowCount)
         return PostgresRows(storage: storage, affectedRows: affected)
     }
 

@@ -33,16 +33,39 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
     }
 }
 
+/// A result's column names and the name → position table, built once per prepared statement and shared by
+/// all its results.
+final class PostgresColumnTable: Sendable {
+    /// The column names in result order.
+    let names: [String]
+    /// Column name → index of its first occurrence.
+    let index: [String: Int]
+
+    init(_ names: [String]) {
+        var index: [String: Int] = [:]
+        for (position, name) in names.enumerated() where index[name] == nil {
+            index[name] = position
+        }
+        self.names = names
+        self.index = index
+    }
+
+    static let empty = PostgresColumnTable([])
+}
+
 /// The immutable contents of one result, shared by `PostgresRows` and each of its `PostgresRow`s.
 final class PostgresRowStorage: Sendable {
-    /// The column names in result order.
-    let columns: [String]
-    /// Column name → index of its first occurrence.
-    let columnIndex: [String: Int]
+    /// The column table.
+    let table: PostgresColumnTable
     /// The values, row-major; `nil` is SQL `NULL`.
     let values: [String?]
     /// The number of rows.
     let rowCount: Int
+
+    /// The column names in result order.
+    var columns: [String] { table.names }
+    /// Column name → index of its first occurrence.
+    var columnIndex: [String: Int] { table.index }
 
     /// Creates the storage.
     ///
@@ -50,17 +73,16 @@ final class PostgresRowStorage: Sendable {
     ///   - columns: The column names.
     ///   - values: `rowCount * columns.count` values, row-major.
     ///   - rowCount: The number of rows.
-    init(columns: [String], values: [String?], rowCount: Int) {
-        var index: [String: Int] = [:]
-        for (position, name) in columns.enumerated() where index[name] == nil {
-            index[name] = position
-        }
-        self.columns = columns
-        self.columnIndex = index
+    convenience init(columns: [String], values: [String?], rowCount: Int) {
+        self.init(table: PostgresColumnTable(columns), values: values, rowCount: rowCount)
+    }
+
+    init(table: PostgresColumnTable, values: [String?], rowCount: Int) {
+        self.table = table
         self.values = values
         self.rowCount = rowCount
     }
 
     /// A result without columns, for commands such as `BEGIN`.
-    static let empty = PostgresRowStorage(columns: [], values: [], rowCount: 0)
+    static let empty = PostgresRowStorage(table: .empty, values: [], rowCount: 0)
 }

@@ -45,52 +45,76 @@ protocol MetricFamily: AnyObject, Sendable {
 }
 
 /// A monotonically increasing count, per label set.
+///
+/// Hot callers resolve their series once with ``series(_:)`` and keep the handle: incrementing it takes one
+/// uncontended lock and builds no label text (the per-request label text and dictionary lookups were 8% of the
+/// status path's CPU; docs/performance.md).
 public final class Counter: MetricFamily, @unchecked Sendable {
     private let name: String
     private let help: String
     private let lock = NSLock()
-    private var series: [String: Double] = [:]
+    private var series: [String: CounterSeries] = [:]
 
     init(name: String, help: String) {
         self.name = name
         self.help = help
     }
 
+    /// The series with these labels, made on first use. Keep it to count without looking it up again.
+    public func series(_ labels: [Label] = []) -> CounterSeries {
+        let key = labelText(labels)
+        return lock.withLock {
+            if let found = series[key] { return found }
+            let made = CounterSeries()
+            series[key] = made
+            return made
+        }
+    }
+
     /// Adds `amount` to the series with these labels.
     public func increment(_ labels: [Label] = [], by amount: Double = 1) {
-        let key = labelText(labels)
-        lock.withLock { series[key, default: 0] += amount }
+        series(labels).increment(by: amount)
     }
 
     /// The current value of one series.
     public func value(_ labels: [Label] = []) -> Double {
         let key = labelText(labels)
-        return lock.withLock { series[key] ?? 0 }
+        return lock.withLock { series[key] }?.value ?? 0
     }
 
     func render() -> String {
         let snapshot = lock.withLock { series }
         var text = "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
         for key in snapshot.keys.sorted() {
-            text += "\(name)\(key) \(format(snapshot[key] ?? 0))\n"
+            text += "\(name)\(key) \(format(snapshot[key]?.value ?? 0))\n"
         }
         return text
     }
 }
 
-/// Observations counted into buckets, with their sum and count, per label set.
-public final class Histogram: MetricFamily, @unchecked Sendable {
-    private struct Series {
-        var buckets: [UInt64]
-        var sum: Double = 0
-        var count: UInt64 = 0
+/// One series of a ``Counter``.
+public final class CounterSeries: @unchecked Sendable {
+    private let lock = NSLock()
+    private var total: Double = 0
+
+    /// Adds `amount`.
+    public func increment(by amount: Double = 1) {
+        lock.withLock { total += amount }
     }
 
+    /// The current value.
+    public var value: Double { lock.withLock { total } }
+}
+
+/// Observations counted into buckets, with their sum and count, per label set.
+///
+/// As with ``Counter``, hot callers keep the handle from ``series(_:)``.
+public final class Histogram: MetricFamily, @unchecked Sendable {
     private let name: String
     private let help: String
     private let bounds: [Double]
     private let lock = NSLock()
-    private var series: [String: Series] = [:]
+    private var series: [String: HistogramSeries] = [:]
 
     init(name: String, help: String, buckets: [Double]) {
         self.name = name
@@ -98,24 +122,27 @@ public final class Histogram: MetricFamily, @unchecked Sendable {
         self.bounds = buckets.sorted()
     }
 
+    /// The series with these labels, made on first use.
+    public func series(_ labels: [Label] = []) -> HistogramSeries {
+        let key = labelText(labels)
+        return lock.withLock {
+            if let found = series[key] { return found }
+            let made = HistogramSeries(bounds: bounds)
+            series[key] = made
+            return made
+        }
+    }
+
     /// Records one observation.
     public func observe(_ value: Double, _ labels: [Label] = []) {
-        let key = labelText(labels)
-        let slot = bounds.firstIndex { value <= $0 } ?? bounds.count
-        lock.withLock {
-            var entry = series[key] ?? Series(buckets: Array(repeating: 0, count: bounds.count + 1))
-            entry.buckets[slot] += 1
-            entry.sum += value
-            entry.count += 1
-            series[key] = entry
-        }
+        series(labels).observe(value)
     }
 
     func render() -> String {
         let snapshot = lock.withLock { series }
         var text = "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
         for key in snapshot.keys.sorted() {
-            guard let entry = snapshot[key] else { continue }
+            guard let entry = snapshot[key]?.snapshot else { continue }
             var cumulative: UInt64 = 0
             let inner = key.isEmpty ? "" : String(key.dropFirst().dropLast()) + ","
             for (index, bound) in (bounds + [Double.infinity]).enumerated() {
@@ -127,6 +154,36 @@ public final class Histogram: MetricFamily, @unchecked Sendable {
         }
         return text
     }
+}
+
+/// One series of a ``Histogram``.
+public final class HistogramSeries: @unchecked Sendable {
+    struct Snapshot {
+        var buckets: [UInt64]
+        var sum: Double = 0
+        var count: UInt64 = 0
+    }
+
+    private let bounds: [Double]
+    private let lock = NSLock()
+    private var state: Snapshot
+
+    init(bounds: [Double]) {
+        self.bounds = bounds
+        self.state = Snapshot(buckets: Array(repeating: 0, count: bounds.count + 1))
+    }
+
+    /// Records one observation.
+    public func observe(_ value: Double) {
+        let slot = bounds.firstIndex { value <= $0 } ?? bounds.count
+        lock.withLock {
+            state.buckets[slot] += 1
+            state.sum += value
+            state.count += 1
+        }
+    }
+
+    var snapshot: Snapshot { lock.withLock { state } }
 }
 
 final class Gauge: MetricFamily, @unchecked Sendable {
@@ -153,11 +210,26 @@ final class Gauge: MetricFamily, @unchecked Sendable {
 func labelText(_ labels: [Label]) -> String {
     guard !labels.isEmpty else { return "" }
     let body = labels.map { label in
-        let escaped = label.value.replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
-        return "\(label.name)=\"\(escaped)\""
+        "\(label.name)=\"\(escapedLabelValue(label.value))\""
     }
     return "{" + body.joined(separator: ",") + "}"
+}
+
+/// A label value with backslashes, `"` and newlines escaped, as the text format requires.
+private func escapedLabelValue(_ value: String) -> String {
+    guard value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == 0x0A }) else {
+        return value
+    }
+    var escaped = ""
+    for character in value.unicodeScalars {
+        switch character {
+        case "\\": escaped += "\\\\"
+        case "\"": escaped += "\\\""
+        case "\n": escaped += "\\n"
+        default: escaped.unicodeScalars.append(character)
+        }
+    }
+    return escaped
 }
 
 private func format(_ value: Double) -> String {

@@ -104,23 +104,27 @@ import Testing
 }
 
 @Suite struct CachedKeyStoreTests {
-    @Test func remembersGoodKeysForItsTTLOnlyAndNeverBadOnes() async throws {
+    @Test func remembersAppAndScopesButNeverLiveness() async throws {
         let base = InMemoryKeyStore()
         let made = try await base.addKey(appID: "app_test", scopes: [.sessions])
-        let cached = CachedKeyStore(base, ttl: 0.3)
-        #expect(try await cached.authenticate(made.text) != nil)
-        base.available = false  // the database goes away: the cached check still answers
-        #expect(try await cached.authenticate(made.text) != nil)
-        await #expect(throws: ServiceError.databaseUnavailable) { _ = try await cached.authenticate(made.text + "x") }
-        base.available = true
+        let cached = CachedKeyStore(base, ttl: 60)
+        // The first lookup is the full check; later ones come from the cache and say they still need confirming.
+        #expect(try await cached.lookup(made.text)?.isConfirmed == true)
+        let hit = try #require(try await cached.lookup(made.text))
+        #expect(!hit.isConfirmed && hit.principal.key.id == made.key.id)
+        #expect(try await cached.isLive(keyID: made.key.id))
         _ = try await base.revokeKey(id: made.key.id)  // revoked elsewhere (another instance, the CLI)
-        #expect(try await cached.authenticate(made.text) != nil)
-        try await Task.sleep(nanoseconds: 400_000_000)
-        #expect(try await cached.authenticate(made.text) == nil)
-        // Revoking through the cache itself takes effect at once.
+        #expect(try await !cached.isLive(keyID: made.key.id))  // the confirmation sees it at once...
+        #expect(try await cached.lookup(made.text) == nil)  // ...and the dead entry is gone
+        // Wrong keys are never cached; authenticate always asks the store.
+        base.available = false
+        await #expect(throws: ServiceError.databaseUnavailable) { _ = try await cached.lookup(made.text + "x") }
+        await #expect(throws: ServiceError.databaseUnavailable) { _ = try await cached.authenticate(made.text) }
+        base.available = true
+        // A TTL of 0 caches nothing.
         let other = try await base.addKey(appID: "app_test", scopes: [.sessions])
-        #expect(try await cached.authenticate(other.text) != nil)
-        #expect(try await cached.revokeKey(id: other.key.id))
-        #expect(try await cached.authenticate(other.text) == nil)
+        let uncached = CachedKeyStore(base, ttl: 0)
+        #expect(try await uncached.lookup(other.text)?.isConfirmed == true)
+        #expect(try await uncached.lookup(other.text)?.isConfirmed == true)
     }
 }

@@ -31,8 +31,14 @@ final class SessionHarness: Sendable {
     /// The key ring in settings form.
     let keyringText: String
     let sessions: SessionService
+    /// The API key store the router uses (a ``CachedKeyStore`` when `keyCacheTTL` > 0).
+    let keys: any KeyStore
+    let validateTTL: Double
 
-    init(maxSlots: Int = 8, validateTTL: Double = 300, requiredPermissions: [String] = []) async throws {
+    init(
+        maxSlots: Int = 8, validateTTL: Double = 300, requiredPermissions: [String] = [], keyCacheTTL: Double = 0
+    ) async throws {
+        self.validateTTL = validateTTL
         emulator = Emulator()
         emulatorServer = try emulator.start()
         databaseURL = try TestDatabase.create()
@@ -45,9 +51,11 @@ final class SessionHarness: Sendable {
             AppDraft(
                 name: "shop", facebookAppID: facebookApp.id, secret: facebookApp.secret,
                 redirectURIs: ["https://shop.example/callback"], requiredPermissions: requiredPermissions))
-        let keys = PostgresKeyStore(database: database)
-        key = try await keys.addKey(appID: app.id, scopes: Scope.allCases).text
-        sessionsKey = try await keys.addKey(appID: app.id, scopes: [.sessions]).text
+        let stored = PostgresKeyStore(database: database)
+        key = try await stored.addKey(appID: app.id, scopes: Scope.allCases).text
+        sessionsKey = try await stored.addKey(appID: app.id, scopes: [.sessions]).text
+        let keys: any KeyStore = keyCacheTTL > 0 ? CachedKeyStore(stored, ttl: keyCacheTTL) : stored
+        self.keys = keys
         graph = try GraphClient(
             configuration: .init(
                 baseURL: "http://127.0.0.1:\(emulatorServer.port)", timeout: .seconds(3),

@@ -1,0 +1,23 @@
+import FBSessionsCore
+import Postgres
+
+/// The SQL that confirms a cached API key in the same statement as a request's data (docs/caching.md):
+///
+///     SELECT k.live AS key_live, … FROM (SELECT EXISTS (SELECT 1 FROM api_keys
+///         WHERE id = $1 AND revoked_at IS NULL) AS live) k LEFT JOIN (…the data…) ON …
+///
+/// The one-row `k` is left-joined to the data, so the statement always returns at least one row and says whether
+/// the key is live even when the data is missing (a revoked key gets 401, not 404). Key and data are read in one
+/// snapshot: a revocation committed before the statement started is always seen.
+enum KeyLiveness {
+    static let column: StaticString = "k.live AS key_live"
+    /// Followed by the key id parameter, then ``close``.
+    static let open: StaticString = "(SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = "
+    static let close: StaticString = " AND revoked_at IS NULL) AS live) k"
+
+    /// Confirms the check when the row says the key is live; else throws ``ServiceError/keyRevoked``.
+    static func settle(_ check: KeyCheck, _ row: PostgresRow) throws {
+        guard try row.decode("key_live", as: Bool.self) else { throw ServiceError.keyRevoked }
+        check.confirm()
+    }
+}
