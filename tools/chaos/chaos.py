@@ -40,6 +40,8 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep each test's work directory (logs)")
     parser.add_argument("--outage", type=float, default=None,
                         help="Graph outage seconds (default 60, or 12 with --quick)")
+    parser.add_argument("--pg-stop", default="fast", choices=["smart", "fast", "immediate"],
+                        help="pg_ctl stop mode for pg-restart (default fast; immediate is a crash)")
     options = parser.parse_args()
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     binary = os.path.abspath(os.environ.get("FBSESSIOND", os.path.join(root, ".build/debug/fbsessiond")))
@@ -63,7 +65,8 @@ def main():
         stack = None
         try:
             stack = stacklib.Stack(binary, root, keep=options.keep)
-            kwargs = {"outage": options.outage} if name == "graph-faults" else {}
+            kwargs = {"graph-faults": {"outage": options.outage},
+                      "pg-restart": {"stop_mode": options.pg_stop}}.get(name, {})
             test(stack, options.quick, **kwargs)
         except Exception as error:  # a crashed test is a failed test, with its reason
             traceback.print_exc(limit=3)

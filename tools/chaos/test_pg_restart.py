@@ -9,7 +9,7 @@ from checks import Ledger, consistency, join_all, run_threads, verdict
 TIMEOUT = 20.0  # per request: beyond every service timeout (DB acquire 5 s, Graph 10 s)
 
 
-def run(stack, quick, clients=32, down=5.0):
+def run(stack, quick, clients=32, down=5.0, stop_mode="fast"):
     load_seconds, stop_at = (20.0, 5.0) if quick else (45.0, 15.0)
     emulator, pg = stack.emulator, stack.pg
     service = stack.service("svc")
@@ -59,7 +59,7 @@ def run(stack, quick, clients=32, down=5.0):
     threads = run_threads(clients, client)
     time.sleep(stop_at)
     stopped_at = time.monotonic()
-    pg.stop("fast")
+    pg.stop(stop_mode)
     time.sleep(down)
     pg.start()
     restarted_at = time.monotonic()
@@ -72,7 +72,7 @@ def run(stack, quick, clients=32, down=5.0):
     total = ledger.count()
     bad = ledger.bad()
     verdict("pg-restart/answers", not bad and not hung,
-            f"{total} requests from {clients} clients in {elapsed:.0f}s, PostgreSQL down {restarted_at - stopped_at:.1f}s "
+            f"{total} requests from {clients} clients in {elapsed:.0f}s, PostgreSQL stopped ({stop_mode}) and down {restarted_at - stopped_at:.1f}s "
             f"({during} requests sent meanwhile); outcomes {ledger.summary()}; "
             f"{len(bad)} neither 2xx nor 503+Retry-After; {len(hung)} clients hung; "
             f"slowest answer {ledger.max_elapsed():.2f}s")
