@@ -96,19 +96,41 @@ public struct SessionService: Sendable {
     }
 
     /// Waits for another request's validation of the same session (possibly on another instance) by re-reading.
+    ///
+    /// It polls the lease rather than the row: an attempt that Graph could not answer releases the lease without
+    /// changing the row, and the follower must then answer `deferred` at once instead of waiting out the whole
+    /// limit (which made every concurrent status request during an outage take the timeout plus 2 s).
     private func followOther(_ session: Session, app: App, waitLimit: Double) async throws -> (Session, Validation)? {
         let deadline = Date().addingTimeInterval(min(waitLimit, policy.graphTimeout + 2))
+        let changed = { (current: Session) in
+            current.validatedAt != session.validatedAt || current.state == .closed
+                || current.storedAction != session.storedAction
+        }
         while Date() < deadline {
             try await Task.sleep(nanoseconds: 25_000_000)
-            guard let current = try await store.session(id: session.id, appID: app.id) else { return nil }
-            if current.validatedAt != session.validatedAt || current.state == .closed
-                || current.storedAction != session.storedAction
-            {
-                return (present(current, now: Date()), .fresh)
+            // A staleness bound no row meets: this never claims a validated session, it only reports the lease.
+            switch try await store.claimValidation(id: session.id, appID: app.id, staleAfter: Self.never, lease: waitLimit) {
+            case .notFound:
+                return nil
+            case .busy(let current):
+                if changed(current) { return (present(current, now: Date()), .fresh) }
+            case .settled(let current):
+                return (present(current, now: Date()), changed(current) ? .fresh : .deferred)
+            case .claimed(let current, let token):
+                // Only a session never validated at all can be claimed here; validate it like `validate` does.
+                let result = await askGraph(current, token: token, app: app)
+                guard let updated = try await store.finishValidation(id: current.id, appID: app.id, result: result)
+                else { return nil }
+                if case .deferred = result { return (present(updated, now: Date()), .deferred) }
+                return (present(updated, now: Date()), .fresh)
             }
         }
         return (present(session, now: Date()), .deferred)
     }
+
+    /// Ten years: a staleness bound for ``SessionStore/claimValidation(id:appID:staleAfter:lease:)`` that reads
+    /// the lease without claiming.
+    static let never: Double = 10 * 365 * 86_400
 
     /// Asks Graph about a stored token: the profile and permissions, and a re-extension when the token is old.
     func askGraph(_ session: Session, token: String, app: App, forceRefresh: Bool = false) async -> ValidationResult {

@@ -68,6 +68,14 @@ public struct SweepReport: Sendable, Equatable {
     public var revoked = 0
     /// Revocations still pending after this pass.
     public var revocationsPending = 0
+    /// The pass ended early because most of a batch was deferred (Graph failing or rate-limiting).
+    public var stoppedEarly = false
+
+    /// Graph could not be asked in this pass: it stopped early, or deferred sessions and confirmed or closed none.
+    /// The `serve` loop waits longer before the next pass (``SweepBackoff``).
+    public var graphFailing: Bool {
+        stoppedEarly || (deferred > 0 && validated == 0 && closed == 0)
+    }
 
     /// An empty report.
     public init() {}
@@ -138,6 +146,7 @@ public struct Sweeper: Sendable {
                     for rest in due.dropFirst(index + 1) {
                         _ = try await service.store.finishValidation(id: rest.session.id, appID: rest.session.appID, result: .deferred)
                     }
+                    report.stoppedEarly = true
                     break batches
                 }
                 let pace = 1 / policy.sessionsPerSecond - Date().timeIntervalSince(started)

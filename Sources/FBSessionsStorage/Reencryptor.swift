@@ -46,6 +46,10 @@ public struct Reencryptor: Sendable {
     }
 
     /// Re-seals up to `limit` rows of each table in one transaction; returns how many were re-sealed.
+    ///
+    /// Rows are locked `FOR NO KEY UPDATE`, not `FOR UPDATE`: every insert into a table that references `apps`
+    /// (a login's session row, an event) holds `FOR KEY SHARE` on its app row, which `FOR UPDATE ... SKIP LOCKED`
+    /// skips, so under login traffic the app secret was never re-sealed (found by tools/chaos rotation).
     public func step(limit: Int) async throws -> Int {
         let keyring = self.keyring
         return try await database.transaction { connection in
@@ -57,7 +61,7 @@ public struct Reencryptor: Sendable {
                            \(unsafeSQL: column.boxColumn) AS box
                     FROM \(unsafeSQL: column.table)
                     WHERE \(unsafeSQL: column.keyColumn) IS NOT NULL AND \(unsafeSQL: column.keyColumn) <> \(keyring.currentKeyID)
-                    LIMIT \(limit) FOR UPDATE SKIP LOCKED
+                    LIMIT \(limit) FOR NO KEY UPDATE SKIP LOCKED
                     """)
                 for row in rows {
                     let id = try row.decode("id", as: String.self)

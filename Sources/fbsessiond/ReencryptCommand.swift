@@ -20,7 +20,19 @@ enum ReencryptCommand {
             moved += done
             print("re-sealed \(moved) of \(total)")
         }
-        let left = try await reencryptor.remaining()
+        // Rows that in-flight transactions held were skipped: go back for them for a while before giving up.
+        var left = try await reencryptor.remaining()
+        var retries = 0
+        while left.contains(where: { $0.count > 0 }) && retries < 150 {
+            try await Task.sleep(nanoseconds: 200_000_000)
+            moved += try await reencryptor.step(limit: batch)
+            left = try await reencryptor.remaining()
+            retries += 1
+        }
         print(left.map { "\($0.table): \($0.count) left" }.joined(separator: ", "))
+        let stuck = left.reduce(0) { $0 + $1.count }
+        if stuck > 0 {
+            throw CommandFailure("\(stuck) sealed value(s) still under an older key; do not remove it; run reencrypt again")
+        }
     }
 }

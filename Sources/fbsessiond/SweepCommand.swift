@@ -30,14 +30,18 @@ enum SweepCommand {
                 + "deferred \(report.deferred), revoked \(report.revoked), revocations pending \(report.revocationsPending)")
     }
 
-    /// The sweep inside `serve`: a pass every `FBS_SWEEP_INTERVAL` seconds until cancelled.
+    /// The sweep inside `serve`: a pass every `FBS_SWEEP_INTERVAL` seconds until cancelled, waiting longer (up to
+    /// 8 intervals) while Graph fails (``SweepBackoff``).
     static func loop(sessions: SessionService, store: PostgresSessionStore, settings: Settings, logger: Logger) -> Task<Void, Never> {
         Task.detached {
             guard settings.sweepInterval > 0 else { return }
             let sweeper = Sweeper(service: sessions, store: store, policy: policy(settings))
+            var backoff = SweepBackoff(interval: settings.sweepInterval)
             while !Task.isCancelled {
+                var pause = backoff.interval
                 do {
                     let report = try await sweeper.pass()
+                    pause = backoff.next(after: report)
                     if report != SweepReport() {
                         logger.info(
                             "sweep",
@@ -45,14 +49,16 @@ enum SweepCommand {
                                 "validated": .int(report.validated), "extended": .int(report.extended),
                                 "closed": .int(report.closed), "deferred": .int(report.deferred),
                                 "revoked": .int(report.revoked), "revocations_pending": .int(report.revocationsPending),
+                                "next_pass_in": .int(Int(pause)),
                             ])
                     }
                 } catch is CancellationError {
                     return
                 } catch {
                     logger.warning("sweep failed", ["error": .string(String(describing: error))])
+                    pause = backoff.nextAfterError()
                 }
-                try? await Task.sleep(nanoseconds: UInt64(settings.sweepInterval * 1e9))
+                try? await Task.sleep(nanoseconds: UInt64(pause * 1e9))
             }
         }
     }

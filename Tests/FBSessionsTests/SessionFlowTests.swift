@@ -180,6 +180,36 @@ import TestSupport
         #expect(validations.allSatisfy { $0 == "fresh" || $0 == "cached" })
     }
 
+    /// Regression (tools/chaos graph-outage): a request following another's validation waited out the whole
+    /// follow limit (graph timeout + 2 s) when that validation was deferred, because a deferred result leaves the
+    /// row as it was. Now it answers `deferred` as soon as the other attempt gives up.
+    @Test func followersOfADeferredValidationAnswerWhenItEnds() async throws {
+        let harness = try await SessionHarness(validateTTL: 1)
+        defer { harness.stop() }
+        let (_, token) = try harness.userToken()
+        let id = try #require(try await harness.login(owner: "o", token: token).json["id"] as? String)
+        harness.emulator.setLatency(.milliseconds(400), for: .me)
+        harness.emulator.injectFault(.httpStatus(500), endpoint: .me, count: 1000)
+        let second = try await SecondInstance(harness)
+        defer { second.stop() }
+        let started = Date()
+        let answers = try await withThrowingTaskGroup(of: (String, Double).self) { group in
+            for index in 0..<6 {
+                group.addTask {
+                    // Each instance single-flights its own requests; the other instance follows through the lease.
+                    let reply = index % 2 == 0
+                        ? try await harness.call("GET", "/v1/sessions/\(id)?validate=always")
+                        : try await second.call("GET", "/v1/sessions/\(id)?validate=always")
+                    return (reply.json["validation"] as? String ?? "?", Date().timeIntervalSince(started))
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers.allSatisfy { $0.0 == "deferred" })
+        // The harness's graph timeout is 3 s: followers used to answer after 5 s.
+        #expect(answers.map(\.1).max() ?? 99 < 3.5, "slowest follower: \(answers.map(\.1).max() ?? 0) s")
+    }
+
     @Test func logoutIsIdempotentAndRevokesWhenAsked() async throws {
         let harness = try await SessionHarness()
         defer { harness.stop() }

@@ -1,5 +1,6 @@
 import FBSessionsCore
 import FBSessionsStorage
+import Dispatch
 import Foundation
 import GraphEmulator
 import Postgres
@@ -124,8 +125,47 @@ import TestSupport
         #expect(try await PostgresAppStore(database: database, keyring: onlyNew).secret(ofApp: harness.app.id) == harness.facebookApp.secret)
     }
 
+    /// Regression (tools/chaos rotation): under login traffic every session insert holds FOR KEY SHARE on its app
+    /// row; the re-encryptor's FOR UPDATE SKIP LOCKED skipped the app secret, so it stayed under the old key.
+    @Test func reencryptMovesTheAppSecretWhileLoginsReferenceTheApp() async throws {
+        let harness = try await SessionHarness()
+        defer { harness.stop() }
+        let newKey = Keyring.generate(id: "k2").text
+        let oldKey = "\(harness.keyring.currentKeyID):" + (try await oldKeyText(harness))
+        let reencryptor = Reencryptor(database: Database(pool: harness.pool), keyring: try Keyring(parsing: newKey + "," + oldKey))
+        // What an in-flight login's INSERT INTO sessions holds on the app row until it commits.
+        let holder = try PostgresConnection(connectionString: harness.databaseURL)
+        try holder.transaction { connection in
+            _ = try connection.query("SELECT id FROM apps WHERE id = \(harness.app.id) FOR KEY SHARE")
+            #expect(try blockingStep(reencryptor) == 1)
+        }
+        #expect(try await reencryptor.remaining().allSatisfy { $0.count == 0 })
+    }
+
+    private func blockingStep(_ reencryptor: Reencryptor) throws -> Int {
+        let result = LockedBox<Result<Int, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { result.value = .success(try await reencryptor.step(limit: 10)) } catch { result.value = .failure(error) }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 10) == .success, let value = result.value else { return -1 }
+        return try value.get()
+    }
+
     /// The harness's generated key in settings form (the test needs it to build a rotated ring).
     private func oldKeyText(_ harness: SessionHarness) async throws -> String {
         harness.keyringText.split(separator: ":", maxSplits: 1).last.map(String.init) ?? ""
+    }
+}
+
+/// A value shared with a detached task (test only).
+private final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
     }
 }
