@@ -1,3 +1,4 @@
+import FBSessionsCore
 import Foundation
 import HTTPServer
 import Support
@@ -49,6 +50,19 @@ public struct Observer: Sendable {
                 "status": record.status.map { .int($0) } ?? .string("none"),
                 "duration_ms": .double((record.duration * 1e5).rounded() / 100), "outcome": .string(record.outcome.rawValue),
             ])
+    }
+
+    /// Logs, at error level, an error no mapping knew (the client got 500 `internal_error` with this request id).
+    /// Only the error's type is written, plus the text of types whose description is known to hold no secret
+    /// (`PostgresError`'s is its code and SQLSTATE): a libcurl or decoding error's text may quote a URL or a value.
+    public func unexpected(_ error: any Error, requestID: String, route: String) {
+        var metadata: [String: Logger.Value] = [
+            "request_id": .string(requestID), "route": .string(route), "error_type": .string(String(reflecting: type(of: error))),
+        ]
+        if let safe = error as? any SafelyDescribedError {
+            metadata["error"] = .string(safe.safeDescription)
+        }
+        logger.log(.error, "unexpected error", metadata)
     }
 }
 

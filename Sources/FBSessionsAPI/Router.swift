@@ -60,6 +60,7 @@ public struct Router: RequestHandler {
             return .now(handler(RouteContext(request: request, parameters: found.parameters, query: query, principal: nil)))
         }
         let keys = self.keys
+        let observer = self.observer
         let presented = bearer(request.head)
         return .later {
             do {
@@ -101,7 +102,9 @@ public struct Router: RequestHandler {
                 if let presented, let id = APIKeyText.id(in: presented) { keys.forget(keyID: id) }
                 return Self.unauthorized.response(requestID: requestID)
             } catch {
-                return APIError.from(error).response(requestID: requestID)
+                let mapped = APIError.from(error)
+                if mapped.code == .internalError { observer.unexpected(error, requestID: requestID, route: route.path.description) }
+                return mapped.response(requestID: requestID)
             }
         }
     }

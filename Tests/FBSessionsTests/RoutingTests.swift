@@ -122,11 +122,18 @@ private func errorCode(_ response: Response) -> String? {
     }
 
     @Test func internalErrorsRevealOnlyTheRequestID() async {
-        let (router, _) = makeRouter()
+        let log = InMemoryLogHandler()
+        let (router, _) = makeRouter(log: log)
         let response = await RouteCaller.call(router, "GET", "/v1/crash")
         #expect(response.status == 500 && errorCode(response) == "internal_error")
         #expect(response.text.contains("test-request"))
         #expect(!response.text.contains("123") && !response.text.contains("Internal"))
+        // The operator learns which error it was (its type, with the request id), never its text.
+        let unexpected = log.records.filter { $0.message == "unexpected error" }
+        #expect(unexpected.count == 1 && unexpected.first?.level == .error)
+        let line = unexpected.first?.jsonLine ?? ""
+        #expect(line.contains("Internal") && line.contains("test-request") && line.contains("/v1/crash"))
+        #expect(!line.contains("123"), "an unknown error's text may hold a secret")
     }
 
     @Test func databaseOutageIs503WithRetryAfter() async throws {
