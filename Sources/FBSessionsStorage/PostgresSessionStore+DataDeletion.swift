@@ -47,6 +47,14 @@ extension PostgresSessionStore: FacebookUserStore {
     private static func closeFacebookUser(
         _ userID: String, appID: String, reason: ClosedReason, on connection: PostgresConnection
     ) throws -> [Session] {
+        // The owners first, in one order, then their sessions (the store's lock order).
+        _ = try connection.query(
+            """
+            SELECT 1 FROM owners
+            WHERE app_id = \(appID) AND owner IN (
+                SELECT owner FROM sessions WHERE app_id = \(appID) AND facebook_user_id = \(userID) AND state <> 'closed')
+            ORDER BY owner FOR UPDATE
+            """)
         let ids = try connection.query(
             """
             SELECT id FROM sessions

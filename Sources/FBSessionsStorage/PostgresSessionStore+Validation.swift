@@ -45,6 +45,7 @@ extension PostgresSessionStore {
             sealedExtension = nil
         }
         return try await databaseTransaction { connection in
+            try Self.lockOwner(ofSession: id, appID: appID, on: connection) // before the session: see the lock order
             guard let current = try Self.read(id, appID: appID, on: connection, lock: true) else { return nil }
             guard current.state != .closed else { return current }
             var events: [SessionEvent] = []

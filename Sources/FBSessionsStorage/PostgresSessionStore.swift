@@ -7,6 +7,10 @@ import Postgres
 ///
 /// Logins for one owner are serialized by a row lock on `owners`, so the slot rule holds under concurrency; the
 /// partial unique indexes on live sessions are the last line of defence.
+///
+/// Lock order: every transaction that changes an owner's sessions locks the owner's row first, then session rows
+/// (``lockOwner(_:appID:on:)``). Two such transactions therefore never wait on each other crosswise; the soak
+/// found logins and "log out everyone" deadlocking when logout took the session rows first.
 public struct PostgresSessionStore: SessionStore {
     private let database: Database
     private let keyring: Keyring
@@ -157,6 +161,7 @@ public struct PostgresSessionStore: SessionStore {
         -> (session: Session, closedNow: Bool)?
     {
         try await database.transaction { connection in
+            try Self.lockOwner(ofSession: id, appID: appID, on: connection)
             guard let current = try Self.read(id, appID: appID, on: connection, lock: true) else { return nil }
             guard current.state != .closed else { return (current, false) }
             if keepRevocation {
@@ -184,6 +189,7 @@ public struct PostgresSessionStore: SessionStore {
 
     public func closeAll(owner: String, appID: String, reason: ClosedReason) async throws -> [Session] {
         try await database.transaction { connection in
+            try Self.lockOwner(owner, appID: appID, on: connection)
             let ids = try connection.query(
                 """
                 SELECT id FROM sessions WHERE app_id = \(appID) AND owner = \(owner) AND state <> 'closed'
@@ -203,6 +209,7 @@ public struct PostgresSessionStore: SessionStore {
 
     public func activate(sessionID: String, owner: String, appID: String) async throws -> Session {
         try await database.transaction { connection in
+            try Self.lockOwner(owner, appID: appID, on: connection)
             guard let session = try Self.read(sessionID, appID: appID, on: connection, lock: true), session.owner == owner
             else { throw SessionError.notFound }
             guard session.state != .closed else { throw SessionError.closed }
@@ -219,6 +226,22 @@ public struct PostgresSessionStore: SessionStore {
     }
 
     // MARK: Rows
+
+    /// Locks the owner's row (if the owner has one): the first lock of every transaction that changes the
+    /// owner's sessions.
+    static func lockOwner(_ owner: String, appID: String, on connection: PostgresConnection) throws {
+        _ = try connection.query("SELECT 1 FROM owners WHERE app_id = \(appID) AND owner = \(owner) FOR UPDATE")
+    }
+
+    /// Locks the row of the owner of session `id`, before the session's own row (a session's owner never
+    /// changes, so reading it unlocked is safe).
+    static func lockOwner(ofSession id: String, appID: String, on connection: PostgresConnection) throws {
+        _ = try connection.query(
+            """
+            SELECT 1 FROM owners o JOIN sessions s ON s.app_id = o.app_id AND s.owner = o.owner
+            WHERE s.id = \(id) AND s.app_id = \(appID) FOR UPDATE OF o
+            """)
+    }
 
     static func read(_ id: String, appID: String, on connection: PostgresConnection, lock: Bool = false) throws -> Session? {
         let rows = try lock

@@ -76,6 +76,12 @@ public struct PostgresError: Error, CustomStringConvertible, CustomDebugStringCo
         }
     }
 
+    /// True when PostgreSQL aborted the transaction because of other transactions, not because of the statement:
+    /// a deadlock (40P01) or a serialization failure (40001). Running it again is the documented remedy.
+    public var isConflict: Bool {
+        code == .queryFailed && (sqlState == "40P01" || sqlState == "40001")
+    }
+
     /// A generic text safe for any log: the code and the SQLSTATE, never parameters or server text.
     public var description: String {
         if let sqlState {

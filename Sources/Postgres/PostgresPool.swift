@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 
 /// A fixed-size pool of PostgreSQL connections, each with its own worker thread.
 ///
@@ -122,15 +123,35 @@ public final class PostgresPool: Sendable {
 
     /// Runs `body` in a transaction on a pooled connection (`BEGIN`, then `COMMIT`, or `ROLLBACK` if it throws).
     ///
-    /// - Parameter body: The work; it runs synchronously on the worker thread and is never rerun.
+    /// When PostgreSQL aborts the transaction as a deadlock victim (SQLSTATE 40P01) or a serialization failure
+    /// (40001), nothing of it was committed, and the whole transaction runs again, up to
+    /// ``conflictAttempts`` times in all, after a short random pause. Lock order is still the caller's job: this
+    /// only turns a rare crossing into a slower answer instead of an error.
+    ///
+    /// - Parameter body: The work; it runs synchronously on the worker thread, and again only after such an abort,
+    ///   so it must not act outside the database.
     /// - Returns: What `body` returns.
     /// - Throws: `PostgresError`, `CancellationError` while waiting, or what `body` throws.
     @discardableResult
     public func transaction<T: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) throws -> T
     ) async throws -> T {
-        try await perform(retry: .ifFirstStatementLost) { connection in try connection.transaction(body) }
+        try await perform(retry: .ifFirstStatementLost) { connection in
+            var attempt = 1
+            while true {
+                do {
+                    return try connection.transaction(body)
+                } catch let error as PostgresError where error.isConflict && attempt < Self.conflictAttempts {
+                    attempt += 1
+                    usleep(UInt32.random(in: 1_000...(5_000 * UInt32(attempt))))
+                }
+            }
+        }
     }
+
+    /// How many times a transaction runs at most when PostgreSQL keeps aborting it as a deadlock victim or a
+    /// serialization failure.
+    public static let conflictAttempts = 4
 
     /// Fails every waiter with `.poolClosed`, refuses new calls, and asks each worker to close its connection
     /// and end its thread once its current body returns. Does not wait for that. Calling it again does nothing.

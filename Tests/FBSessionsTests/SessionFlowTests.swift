@@ -210,6 +210,35 @@ import TestSupport
         #expect(answers.map(\.1).max() ?? 99 < 3.5, "slowest follower: \(answers.map(\.1).max() ?? 0) s")
     }
 
+    /// Logins, single logouts and "log out everyone" of one owner, all at once: every answer is 2xx (the soak
+    /// found logins and logout-all deadlocking, 500), and the owner ends with at most one live session per slot.
+    @Test func concurrentLoginsAndLogoutsOfOneOwnerNeverFail() async throws {
+        let harness = try await SessionHarness()
+        defer { harness.stop() }
+        let accounts = try (0..<4).map { index in try harness.userToken(name: "User \(index)").token }
+        var statuses: [Int] = []
+        for _ in 0..<6 {
+            let round = try await withThrowingTaskGroup(of: Int.self) { group in
+                for (index, token) in accounts.enumerated() {
+                    group.addTask { try await harness.login(owner: "crowded", token: token, slot: index % 2).status }
+                    group.addTask { try await harness.call("DELETE", "/v1/owners/crowded/sessions").status }
+                }
+                let list = try await harness.call("GET", "/v1/owners/crowded/sessions").json
+                for case let session as [String: Any] in list["sessions"] as? [Any] ?? [] {
+                    if let id = session["id"] as? String {
+                        group.addTask { try await harness.call("DELETE", "/v1/sessions/\(id)").status }
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            statuses += round
+        }
+        #expect(statuses.allSatisfy { (200..<300).contains($0) }, "statuses: \(statuses.filter { $0 >= 300 })")
+        let slots = try await harness.rows(
+            "SELECT slot, count(*) AS n FROM sessions WHERE owner = 'crowded' AND state <> 'closed' GROUP BY slot")
+        #expect(try slots.allSatisfy { try $0.decode("n", as: Int.self) == 1 })
+    }
+
     @Test func logoutIsIdempotentAndRevokesWhenAsked() async throws {
         let harness = try await SessionHarness()
         defer { harness.stop() }
