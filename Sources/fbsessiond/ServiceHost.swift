@@ -108,6 +108,7 @@ enum ServiceHost {
         server.shutdown(gracePeriod: settings.shutdownGrace)
         runtime.shutdown()
         runtime.logger.info("stopped")
+        StandardErrorLogHandler.flush()
     }
 }
 
