@@ -93,6 +93,7 @@ enum ServiceHost {
         }
         runtime.logger.info("listening", ["address": .string("\(settings.listenHost):\(server.port)")])
         whenListening(server)
+        ProcessMemory.startReclaiming()
         notifications.start()
         webhooks.start()
         let sweeping = SweepCommand.loop(
