@@ -30,7 +30,7 @@ final class StandardErrorBuffer: @unchecked Sendable {
         let thread = Thread { [self] in flushLoop() }
         thread.name = "log-writer"
         thread.start()
-        atexit { StandardErrorBuffer.shared.flush() }
+        atexit(flushLogAtExitThunk)
     }
 
     /// Appends one record's line; writes at once when `urgent` or the buffer is full.
