@@ -68,9 +68,12 @@ import TestSupport
                 }
             }
         }
-        // The requests were coalesced: fewer statements than reads (with 2 batches in flight at most).
+        // The requests were coalesced: fewer statements than reads (with 2 batches in flight at most). Every
+        // request reached the store except revoked-key ones that came after the first 401 dropped the key from
+        // B's cache (those are refused by the full key lookup, before any read).
         let after = other.store.batchStatistics
-        #expect(after.reads - before.reads == requests.count)
+        let revokedCount = requests.filter { if case .revoked = $0.expected { true } else { false } }.count
+        #expect((requests.count - revokedCount + 1...requests.count).contains(after.reads - before.reads))
         #expect(after.batches - before.batches < after.reads - before.reads)
     }
 
