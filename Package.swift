@@ -19,9 +19,10 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
+        .target(name: "CMallocShims"),
 
         // One thin wrapper per C library; no C or Unsafe type in their public API.
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Support"], swiftSettings: swiftSettings),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMallocShims", "Support"], swiftSettings: swiftSettings),
         .target(name: "Postgres", dependencies: ["CLibPQ"], swiftSettings: swiftSettings),
         .target(name: "HTTPClient", dependencies: ["CCurl", "CCurlShims"], swiftSettings: swiftSettings),
         .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: swiftSettings),

@@ -12,7 +12,7 @@
  *     (suspend/resume is never used here, but the flag changes libmicrohttpd's internal bookkeeping);
  *   - MHD_OPTION_THREAD_POOL_SIZE: the number of processors (the service's default, ServerConfiguration.threads
  *     = 0 -> activeProcessorCount), or argv[2]; like the service, no pool option when it is 1;
- *   - MHD_OPTION_CONNECTION_MEMORY_LIMIT 32 KiB, MHD_OPTION_CONNECTION_LIMIT 4096,
+ *   - MHD_OPTION_CONNECTION_MEMORY_LIMIT 24 KiB, MHD_OPTION_CONNECTION_LIMIT 4096,
  *     MHD_OPTION_CONNECTION_TIMEOUT 30 s (ServerConfiguration's defaults);
  *   - a listen backlog of 1024 (the service binds its own socket with that backlog and hands it over with
  *     MHD_OPTION_LISTEN_SOCKET; here MHD_OPTION_LISTEN_BACKLOG_SIZE does the same);
@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
         daemon = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, answer, NULL,
                                   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,
                                   MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
-                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 << 10),
+                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(24 << 10),
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,
                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
                                   MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads, MHD_OPTION_END);
@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
         daemon = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, answer, NULL,
                                   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,
                                   MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
-                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 << 10),
+                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(24 << 10),
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,
                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_END);
     }

@@ -15,6 +15,19 @@ enum KeyLiveness {
     static let open: StaticString = "(SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = "
     static let close: StaticString = " AND revoked_at IS NULL) AS live) k"
 
+    /// The same for a batch (``ReadBatcher``): each request's key id is `r.key_id`, empty when it has none to
+    /// confirm.
+    static let batchColumn: StaticString = """
+        CASE WHEN r.key_id = '' THEN true \
+        ELSE EXISTS (SELECT 1 FROM api_keys WHERE id = r.key_id AND revoked_at IS NULL) END AS key_live
+        """
+
+    /// Confirms a batch item's check, if it has one; else as ``settle(_:_:)``.
+    static func settle(_ check: KeyCheck?, _ row: PostgresRow) throws {
+        guard let check else { return }
+        try settle(check, row)
+    }
+
     /// Confirms the check when the row says the key is live; else throws ``ServiceError/keyRevoked``.
     static func settle(_ check: KeyCheck, _ row: PostgresRow) throws {
         guard try row.decode("key_live", as: Bool.self) else { throw ServiceError.keyRevoked }

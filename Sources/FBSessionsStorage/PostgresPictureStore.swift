@@ -11,10 +11,12 @@ import Postgres
 /// UPDATE … WHERE` statement, so exactly one caller wins whatever the number of instances.
 public struct PostgresPictureStore: PictureStore {
     private let database: Database
+    private let lookups: ReadBatcher<PictureRead, PictureLookup>
 
     /// Creates the store.
     public init(database: Database) {
         self.database = database
+        lookups = ReadBatcher(database: database, fetch: Self.fetchLookups)
     }
 
     public func lookup(sessionID: String, appID: String, sizeKey: String, includeBody: Bool, now: Date) async throws
@@ -22,6 +24,11 @@ public struct PostgresPictureStore: PictureStore {
     {
         // A cached API key is confirmed live in the same statement (docs/caching.md).
         let check = KeyCheck.current.flatMap { $0.isConfirmed ? nil : $0 }
+        if !includeBody {
+            // The hot case (304, or bytes from memory): batched with other requests' lookups.
+            return try await lookups.load(
+                PictureRead(sessionID: sessionID, appID: appID, sizeKey: sizeKey, now: now, check: check))
+        }
         return try await database.run { connection in
             if let check {
                 let rows = try includeBody

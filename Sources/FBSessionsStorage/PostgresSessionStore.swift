@@ -14,11 +14,15 @@ import Postgres
 public struct PostgresSessionStore: SessionStore {
     private let database: Database
     private let keyring: Keyring
+    private let statusReads: ReadBatcher<SessionRead, Session?>
+    private let ownerReads: ReadBatcher<OwnerListRead, [Session]>
 
     /// Creates the store.
     public init(database: Database, keyring: Keyring) {
         self.database = database
         self.keyring = keyring
+        statusReads = ReadBatcher(database: database, fetch: Self.fetchSessions)
+        ownerReads = ReadBatcher(database: database, fetch: Self.fetchOwnerLists)
     }
 
     public func storeLogin(_ login: LoginRecord) async throws -> StoredLogin {
@@ -92,51 +96,23 @@ public struct PostgresSessionStore: SessionStore {
         }
     }
 
+    /// Batched with other requests' status reads (``ReadBatcher``); a cached API key is confirmed live in the
+    /// same statement (docs/caching.md).
     public func session(id: String, appID: String) async throws -> Session? {
-        guard let check = KeyCheck.current, !check.isConfirmed else {
-            return try await database.run { connection in try Self.read(id, appID: appID, on: connection) }
-        }
-        // The request's cached API key is confirmed live in the same statement (docs/caching.md).
-        let keyID = check.keyID
-        return try await database.run { connection in
-            let rows = try connection.query(
-                """
-                SELECT \(unsafeSQL: KeyLiveness.column), \(unsafeSQL: SessionRow.columns)
-                FROM \(unsafeSQL: KeyLiveness.open)\(keyID)\(unsafeSQL: KeyLiveness.close)
-                LEFT JOIN \(unsafeSQL: SessionRow.joined) ON s.id = \(id) AND s.app_id = \(appID)
-                """)
-            guard let row = rows.first else { return nil }
-            try KeyLiveness.settle(check, row)
-            guard try row.decode("id", as: String?.self) != nil else { return nil }
-            return try SessionRow.session(from: row)
-        }
+        let check = KeyCheck.current.flatMap { $0.isConfirmed ? nil : $0 }
+        return try await statusReads.load(SessionRead(id: id, appID: appID, check: check))
     }
 
+    /// Statements run and requests answered by the batched status and list reads (tests, diagnostics).
+    public var batchStatistics: (batches: Int, reads: Int) {
+        let (status, lists) = (statusReads.statistics, ownerReads.statistics)
+        return (status.batches + lists.batches, status.reads + lists.reads)
+    }
+
+    /// Batched with other requests' list reads, like ``session(id:appID:)``.
     public func sessions(owner: String, appID: String) async throws -> [Session] {
-        guard let check = KeyCheck.current, !check.isConfirmed else {
-            return try await database.run { connection in
-                try connection.query(
-                    """
-                    SELECT \(unsafeSQL: SessionRow.columns) \(unsafeSQL: SessionRow.from)
-                    WHERE s.app_id = \(appID) AND s.owner = \(owner) AND s.state <> 'closed' ORDER BY s.slot
-                    """
-                ).map(SessionRow.session)
-            }
-        }
-        let keyID = check.keyID
-        return try await database.run { connection in
-            let rows = try connection.query(
-                """
-                SELECT \(unsafeSQL: KeyLiveness.column), \(unsafeSQL: SessionRow.columns)
-                FROM \(unsafeSQL: KeyLiveness.open)\(keyID)\(unsafeSQL: KeyLiveness.close)
-                LEFT JOIN \(unsafeSQL: SessionRow.joined)
-                    ON s.app_id = \(appID) AND s.owner = \(owner) AND s.state <> 'closed'
-                ORDER BY s.slot
-                """)
-            guard let first = rows.first else { return [] }
-            try KeyLiveness.settle(check, first)
-            return try rows.filter { try $0.decode("id", as: String?.self) != nil }.map(SessionRow.session)
-        }
+        let check = KeyCheck.current.flatMap { $0.isConfirmed ? nil : $0 }
+        return try await ownerReads.load(OwnerListRead(owner: owner, appID: appID, check: check))
     }
 
     public func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)? {

@@ -7,11 +7,18 @@ public struct ServerConfiguration: Sendable {
     /// Largest request body accepted; more gives 413. Default 1 MiB.
     public var maxBodyBytes: Int = 1 << 20
     /// Largest request head (request line and header fields) answered normally; more gives 431 in the
-    /// contract's error shape. Default 16 KiB. Heads beyond ``connectionMemoryLimit`` get libmicrohttpd's own 431.
+    /// contract's error shape. Default 16 KiB, in up to ``maxHeaderFields`` fields. Heads that do not fit in
+    /// ``connectionMemoryLimit`` get libmicrohttpd's own 431.
     public var maxHeaderBytes: Int = 16 << 10
-    /// Memory libmicrohttpd may use per connection for the head and buffers. Default 32 KiB (libmicrohttpd's
-    /// own default): each open connection costs about this much resident memory.
-    public var connectionMemoryLimit: Int = 32 << 10
+    /// Memory libmicrohttpd may use per connection for the head, its parsed fields (64 bytes each) and the
+    /// response head. Default 24 KiB: a head of ``maxHeaderBytes`` in ``maxHeaderFields`` fields fits, and a
+    /// head a little over ``maxHeaderBytes`` still gets the contract's 431 (`ServerTests` checks both). Each open
+    /// connection costs about this much resident memory, since libmicrohttpd clears the whole pool between
+    /// requests; libmicrohttpd's own default, 32 KiB, made 2,000 idle keep-alive connections cost 62 MiB.
+    public var connectionMemoryLimit: Int = 24 << 10
+    /// The number of header fields a head of ``maxHeaderBytes`` may have and still fit the default
+    /// ``connectionMemoryLimit`` (documentation and tests; the server does not count fields itself).
+    public static let maxHeaderFields = 100
     /// Most connections open at once; more are refused at accept. Default 4096.
     public var connectionLimit: Int = 4096
     /// Seconds a connection may stay idle (keep-alive, or a slow client sending nothing) before it is closed.

@@ -153,6 +153,42 @@ public final class PostgresPool: Sendable {
     /// serialization failure.
     public static let conflictAttempts = 4
 
+    /// Runs `body` on a pooled connection's worker thread without waiting for it: for callers that resume their
+    /// own waiters from the worker thread (batched reads), so no task waits on the pool.
+    ///
+    /// `body` is never rerun. If it throws, the connection is checked and replaced when broken, as after any
+    /// body; the error goes nowhere else (`body` has delivered it). `ifNotRun` is called instead of `body`, on
+    /// some thread, when `body` never got a connection: `.poolClosed`, `.poolExhausted`, `.poolTimeout`, or
+    /// `.connectionFailed`.
+    ///
+    /// - Parameters:
+    ///   - body: The work.
+    ///   - ifNotRun: Called with the error when `body` did not run.
+    public func submit(
+        _ body: @escaping @Sendable (PostgresConnection) throws -> Void,
+        ifNotRun: @escaping @Sendable (any Error) -> Void
+    ) {
+        let id = state.withLock { state in
+            state.lastID += 1
+            state.phases[state.lastID] = .created
+            return state.lastID
+        }
+        let job = PostgresPoolJob(
+            run: { worker in
+                var didRun = false
+                let result = worker.run(retry: .never) { connection in
+                    didRun = true
+                    try body(connection)
+                }
+                if case .failure(let error) = result, !didRun {
+                    ifNotRun(error)
+                }
+            },
+            fail: ifNotRun
+        )
+        submit(job, id: id)
+    }
+
     /// Fails every waiter with `.poolClosed`, refuses new calls, and asks each worker to close its connection
     /// and end its thread once its current body returns. Does not wait for that. Calling it again does nothing.
     public func shutdown() {

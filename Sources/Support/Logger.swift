@@ -122,18 +122,21 @@ public protocol LogHandler: Sendable {
     func write(_ record: LogRecord)
 }
 
-/// Writes each record as one JSON line on standard error, with one `write(2)` per line so lines never interleave.
+/// Writes each record as one JSON line on standard error. Lines are buffered and written whole by a background
+/// thread within a few milliseconds (``StandardErrorBuffer``); `warning` and `error` lines are written at once,
+/// and ``flush()`` (also run at exit) writes whatever is buffered.
 public struct StandardErrorLogHandler: LogHandler {
     /// The shared handler.
     public static let shared = StandardErrorLogHandler()
 
     /// Writes the record.
     public func write(_ record: LogRecord) {
-        var bytes = Array(record.jsonLine.utf8)
-        bytes.append(UInt8(ascii: "\n"))
-        bytes.withUnsafeBytes { raw in
-            _ = Glibc.write(2, raw.baseAddress, raw.count)
-        }
+        StandardErrorBuffer.shared.append(record, urgent: record.level >= .warning)
+    }
+
+    /// Writes every buffered line now; returns once they are written.
+    public static func flush() {
+        StandardErrorBuffer.shared.flush()
     }
 }
 

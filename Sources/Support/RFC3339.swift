@@ -5,9 +5,7 @@ public enum RFC3339 {
     /// Formats a date. Hand-rolled (civil-from-days arithmetic) because every session in every response carries
     /// several timestamps, and `String(format:)` with `gmtime_r` cost more than the rest of the encoding.
     public static func string(from date: Date) -> String {
-        let totalMillis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        let (days, dayMillis) = floorDivide(totalMillis, 86_400_000)
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day, dayMillis) = parts(of: date)
         let seconds = dayMillis / 1000
         var text = ""
         text.reserveCapacity(24)
@@ -26,6 +24,14 @@ public enum RFC3339 {
         append(&text, dayMillis % 1000, 3)
         text += "Z"
         return text
+    }
+
+    /// Year, month, day and the milliseconds into that day (UTC).
+    static func parts(of date: Date) -> (year: Int64, month: Int64, day: Int64, millisOfDay: Int64) {
+        let totalMillis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let (days, dayMillis) = floorDivide(totalMillis, 86_400_000)
+        let (year, month, day) = civil(fromDays: days)
+        return (year, month, day, dayMillis)
     }
 
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {

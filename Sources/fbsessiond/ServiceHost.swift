@@ -93,6 +93,7 @@ enum ServiceHost {
         }
         runtime.logger.info("listening", ["address": .string("\(settings.listenHost):\(server.port)")])
         whenListening(server)
+        ProcessMemory.startReclaiming()
         notifications.start()
         webhooks.start()
         let sweeping = SweepCommand.loop(
@@ -108,6 +109,7 @@ enum ServiceHost {
         server.shutdown(gracePeriod: settings.shutdownGrace)
         runtime.shutdown()
         runtime.logger.info("stopped")
+        StandardErrorLogHandler.flush()
     }
 }
 

@@ -86,6 +86,15 @@ private func errorCode(_ response: Response) -> String? {
         let ok = await RouteCaller.call(router, "GET", "/v1/app", headers: ["authorization": "bearer \(good.text)"])
         #expect(ok.status == 200)
         #expect(ok.text.contains(#""name":"test""#) && ok.text.contains(good.key.id) && !ok.text.contains(good.text))
+        // The scheme in any case, white space around the key trimmed (ASCII fast path and the Unicode rule).
+        for value in ["BEARER  \(good.text)\t", "BeArEr \(good.text) ", "Bearer \u{3000}\(good.text)\u{00A0}"] {
+            let reply = await RouteCaller.call(router, "GET", "/v1/app", headers: ["Authorization": value])
+            #expect(reply.status == 200, "\(value.debugDescription)")
+        }
+        for value in ["Bearer", "Bearer    ", "Bearer\t\(good.text)", "Basic \(good.text)", "Bearér \(good.text)"] {
+            let reply = await RouteCaller.call(router, "GET", "/v1/app", headers: ["Authorization": value])
+            #expect(reply.status == 401, "\(value.debugDescription)")
+        }
         _ = try await keys.revokeKey(id: good.key.id)
         let revoked = await RouteCaller.call(router, "GET", "/v1/app", headers: ["Authorization": "Bearer \(good.text)"])
         #expect(revoked.status == 401)

@@ -14,15 +14,18 @@ final class SecondInstance: Sendable {
     let server: Server
     let pool: PostgresPool
     let harness: SessionHarness
+    let store: PostgresSessionStore
 
-    init(_ harness: SessionHarness) async throws {
+    init(_ harness: SessionHarness, keyCacheTTL: Double = 0) async throws {
         self.harness = harness
         pool = PostgresPool(configuration: .init(connectionString: harness.databaseURL, size: 6))
         let database = Database(pool: pool)
         let apps = PostgresAppStore(database: database, keyring: harness.keyring)
-        let keys = PostgresKeyStore(database: database)
+        let stored = PostgresKeyStore(database: database)
+        let keys: any KeyStore = keyCacheTTL > 0 ? CachedKeyStore(stored, ttl: keyCacheTTL) : stored
+        store = PostgresSessionStore(database: database, keyring: harness.keyring)
         let sessions = SessionService(
-            store: PostgresSessionStore(database: database, keyring: harness.keyring), graph: harness.graph, apps: apps,
+            store: store, graph: harness.graph, apps: apps,
             policy: .init(validateTTL: 1, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
         let metrics = MetricsRegistry()
         let services = Services(
@@ -38,11 +41,11 @@ final class SecondInstance: Sendable {
                 observer: Observer(metrics: metrics, logger: Logger(label: "http", level: .error))))
     }
 
-    func call(_ method: String, _ path: String) async throws -> SessionHarness.Reply {
+    func call(_ method: String, _ path: String, key: String? = nil) async throws -> SessionHarness.Reply {
         let response = try await harness.client.execute(
             ClientRequest(
                 method: method, url: "http://127.0.0.1:\(server.port)\(path)",
-                headers: [("Authorization", "Bearer \(harness.key)")]))
+                headers: [("Authorization", "Bearer \(key ?? harness.key)")]))
         return SessionHarness.Reply(status: response.status, headers: response.headers, body: response.body)
     }
 

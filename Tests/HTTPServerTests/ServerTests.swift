@@ -147,6 +147,39 @@ struct ServerTests {
         }
     }
 
+    @Test func headsUpToTheDefaultLimitAreAnsweredAndLargerOnesGetTheContract431() async throws {
+        // The default per-connection memory (connectionMemoryLimit) must hold a head of maxHeaderBytes, as one
+        // large field or as maxHeaderFields smaller ones, and still answer a head a little over it in the
+        // contract's shape.
+        try await onThread {
+            let (server, _) = try makeServer()
+            defer { server.shutdown() }
+            let limit = ServerConfiguration().maxHeaderBytes
+            let large = try RawConnection(port: server.port)
+            large.send(get("/hello", headers: "X-Big: \(String(repeating: "a", count: limit - 200))\r\n"))
+            #expect(try large.readReply().status == 200)
+            // Keep-alive on the same connection after the large head.
+            large.send(get("/hello"))
+            #expect(try large.readReply().status == 200)
+
+            let many = try RawConnection(port: server.port)
+            // 100 fields (the documented count) filling the head up to the limit.
+            let fieldCount = ServerConfiguration.maxHeaderFields
+            let fields = (0..<fieldCount).map {
+                "X-F\($0): \(String(repeating: "b", count: limit / fieldCount - 16))\r\n"
+            }.joined()
+            #expect(fields.utf8.count < limit - 100)
+            many.send(get("/hello", headers: fields))
+            #expect(try many.readReply().status == 200)
+
+            let over = try RawConnection(port: server.port)
+            over.send(get("/hello", headers: "X-Big: \(String(repeating: "a", count: limit + 1000))\r\n"))
+            let reply = try over.readReply()
+            #expect(reply.status == 431)
+            #expect(reply.text.contains(#""code":"headers_too_large""#))
+        }
+    }
+
     @Test func idleAndSlowClientsAreDisconnected() async throws {
         try await onThread {
             let (server, _) = try makeServer { $0.connectionTimeout = 1 }

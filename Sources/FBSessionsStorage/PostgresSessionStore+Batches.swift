@@ -1,0 +1,91 @@
+import FBSessionsCore
+import Postgres
+
+/// One status read: a session of an app, and the request's cached API key to confirm, if any.
+struct SessionRead: Sendable {
+    let id: String
+    let appID: String
+    let check: KeyCheck?
+}
+
+/// One owner's list read: an owner of an app, and the request's cached API key to confirm, if any.
+struct OwnerListRead: Sendable {
+    let owner: String
+    let appID: String
+    let check: KeyCheck?
+}
+
+/// The batched hot reads (``ReadBatcher``, docs/caching.md): one statement answers many requests, each request
+/// with its own app and its own key check. The items go in as parallel text arrays, unnested with their
+/// position (`WITH ORDINALITY`), so every row names the request it answers and every request gets at least one
+/// row (the data is left-joined) that says whether its key is live.
+extension PostgresSessionStore {
+    static func fetchSessions(_ connection: PostgresConnection, _ reads: [SessionRead]) throws
+        -> [Result<Session?, any Error>]
+    {
+        let rows = try connection.query(
+            """
+            SELECT r.i AS batch_index, \(unsafeSQL: KeyLiveness.batchColumn), \(unsafeSQL: SessionRow.columns)
+            FROM unnest(\(reads.map(\.id))::text[], \(reads.map(\.appID))::text[],
+                \(reads.map { $0.check?.keyID ?? "" })::text[]) WITH ORDINALITY AS r(session_id, app_id, key_id, i)
+            LEFT JOIN \(unsafeSQL: SessionRow.joined) ON s.id = r.session_id AND s.app_id = r.app_id
+            """)
+        var answers = [Result<Session?, any Error>](
+            repeating: .failure(PostgresBatchMismatch()), count: reads.count)
+        for row in rows {
+            guard let index = try? row.decode("batch_index", as: Int.self) - 1, answers.indices.contains(index) else {
+                continue
+            }
+            answers[index] = Result {
+                try KeyLiveness.settle(reads[index].check, row)
+                guard try row.decode("id", as: String?.self) != nil else { return nil }
+                return try SessionRow.session(from: row)
+            }
+        }
+        return answers
+    }
+
+    static func fetchOwnerLists(_ connection: PostgresConnection, _ reads: [OwnerListRead]) throws
+        -> [Result<[Session], any Error>]
+    {
+        let rows = try connection.query(
+            """
+            SELECT r.i AS batch_index, \(unsafeSQL: KeyLiveness.batchColumn), \(unsafeSQL: SessionRow.columns)
+            FROM unnest(\(reads.map(\.owner))::text[], \(reads.map(\.appID))::text[],
+                \(reads.map { $0.check?.keyID ?? "" })::text[]) WITH ORDINALITY AS r(owner, app_id, key_id, i)
+            LEFT JOIN \(unsafeSQL: SessionRow.joined)
+                ON s.app_id = r.app_id AND s.owner = r.owner AND s.state <> 'closed'
+            ORDER BY r.i, s.slot
+            """)
+        var answers = [Result<[Session], any Error>](
+            repeating: .failure(PostgresBatchMismatch()), count: reads.count)
+        var lists = [[Session]](repeating: [], count: reads.count)
+        var seen = [Bool](repeating: false, count: reads.count)
+        for row in rows {
+            guard let index = try? row.decode("batch_index", as: Int.self) - 1, answers.indices.contains(index) else {
+                continue
+            }
+            if !seen[index] {
+                seen[index] = true
+                do {
+                    try KeyLiveness.settle(reads[index].check, row)
+                    answers[index] = .success([])
+                } catch {
+                    answers[index] = .failure(error)
+                }
+            }
+            guard case .success = answers[index] else { continue }
+            do {
+                if try row.decode("id", as: String?.self) != nil {
+                    lists[index].append(try SessionRow.session(from: row))
+                }
+            } catch {
+                answers[index] = .failure(error)
+            }
+        }
+        for index in answers.indices {
+            if case .success = answers[index] { answers[index] = .success(lists[index]) }
+        }
+        return answers
+    }
+}
