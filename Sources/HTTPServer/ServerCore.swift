@@ -102,6 +102,12 @@ final class ServerCore: @unchecked Sendable {
                 message: "The request head is larger than \(configuration.maxHeaderBytes) bytes.")
             return queue(response, for: exchange, on: connection)
         }
+        if let problem = RequestFraming.problem(collected.headers) {
+            var response = Response.error(
+                status: problem.status, code: "invalid_request", message: problem.message, requestID: requestID)
+            response.headers.add("Connection", "close")
+            return queue(response, for: exchange, on: connection)
+        }
         switch handler.inspect(head) {
         case .reject(let response, let route):
             exchange.route = route
