@@ -11,6 +11,10 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "fbsessiond", targets: ["fbsessiond"]),
+        // For Fuzz/ (libFuzzer harnesses, a separate package): the modules whose parsers read outside input.
+        .library(
+            name: "FBSessionsParsers",
+            targets: ["FBSessionsCore", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsStorage", "HTTPClient"]),
     ],
     targets: [
         // C libraries, through pkg-config. Only their wrapper module may import them (.ci/run checks).

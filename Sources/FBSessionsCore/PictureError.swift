@@ -15,6 +15,9 @@ public enum PictureRefusal: String, Sendable, CaseIterable {
     case scheme
     /// The host is not on `FBS_PICTURE_HOSTS`.
     case host
+    /// The host is on `FBS_PICTURE_HOSTS` by suffix but resolves to a loopback, private, link-local or otherwise
+    /// non-public address (``PictureAddressRule``); nothing was connected to.
+    case address
     /// A redirect pointed outside the policy, had no `Location`, or there were too many.
     case redirect
     /// The body is, or was announced to be, larger than `FBS_PICTURE_MAX_BYTES`.
@@ -30,6 +33,7 @@ public enum PictureRefusal: String, Sendable, CaseIterable {
         case .malformedURL: return "the picture URL is malformed"
         case .scheme: return "the picture URL is not https"
         case .host: return "the picture URL's host is not an allowed picture host"
+        case .address: return "the picture URL's host resolves to a non-public address"
         case .redirect: return "the picture CDN redirected outside the allowed picture hosts"
         case .tooLarge: return "the picture is larger than the size limit"
         case .contentType: return "the picture CDN did not answer with an image type"

@@ -108,9 +108,26 @@ public struct PictureURLPolicy: Sendable, Equatable {
 
     /// Whether `host` (lowercased) is an allowed suffix or ends with `.` + one. An IPv4 address matches only
     /// itself (`10.127.0.0.1` does not end in the host `127.0.0.1`).
+    ///
+    /// A host whose last label is numeric or hexadecimal-looking (`127.1`, `2130706433`, `0x7f000001`,
+    /// `1.2.3.0x4`) is read as an IPv4 address by resolvers and URL parsers, so it too matches only itself; and an
+    /// allowed entry that is an address (`127.0.0.1`) allows only that host, never `x.127.0.0.1`.
     public func isAllowed(host: String) -> Bool {
-        let isAddress = host.split(separator: ".").allSatisfy { $0.allSatisfy(\.isNumber) }
-        return hostSuffixes.contains { host == $0 || (!isAddress && host.hasSuffix("." + $0)) }
+        let isAddress = Self.looksNumeric(host)
+        return hostSuffixes.contains { host == $0 || (!isAddress && !Self.looksNumeric($0) && host.hasSuffix("." + $0)) }
+    }
+
+    /// Whether `host` is one of `FBS_PICTURE_HOSTS` itself (not only by suffix): such a host is the operator's
+    /// explicit choice, fetched whatever it resolves to; a host allowed by suffix must resolve to public addresses.
+    public func isListedExactly(host: String) -> Bool {
+        hostSuffixes.contains(host)
+    }
+
+    /// Whether the last label of `host` is all digits or starts with `0x`: the shapes that resolvers and URL
+    /// parsers read as (part of) an IPv4 address.
+    static func looksNumeric(_ host: String) -> Bool {
+        guard let last = host.split(separator: ".", omittingEmptySubsequences: false).last else { return false }
+        return last.allSatisfy(\.isNumber) || last.hasPrefix("0x")
     }
 
     /// Parses `host[:port]` strictly.

@@ -7,6 +7,10 @@ import HTTPClient
 ///
 /// - A redirect's target is resolved and checked before it is contacted; one outside the policy is refused
 ///   (`redirect`) without a request to it. More than `maxRedirects` hops is refused too.
+/// - Before each hop the host is resolved (``resolver``) and, unless `FBS_PICTURE_HOSTS` names it exactly, every
+///   address must be public (``PictureAddressRule``), else `address` is refused without a connection; the hop
+///   then connects to exactly the checked addresses (`CURLOPT_RESOLVE`), so a second lookup (DNS rebinding)
+///   cannot send it elsewhere.
 /// - libcurl's own scheme list is https only (plus http when the policy allows it), a second lock on the door.
 /// - The size cap is libcurl's `maxResponseBytes`: a larger `Content-Length` fails before the body, a larger
 ///   body stops the transfer when it passes the cap (`too_large`).
@@ -16,15 +20,21 @@ import HTTPClient
 /// Ownership: holds a `Client`, its own (stopped by `shutdown()`) or a shared one (left running).
 /// Thread safety: a value of `Sendable` parts; call from anywhere.
 public struct PictureFetcher: PictureFetching {
+    /// Resolves a host name to numeric addresses (the system resolver unless a test injects one).
+    public typealias Resolver = @Sendable (String) async throws -> [String]
+
     let http: Client
     private let ownsHTTPClient: Bool
+    private let resolver: Resolver
 
     /// Creates a fetcher.
     /// - Parameters:
     ///   - allowsHTTP: whether libcurl may speak plain http (`FBS_PICTURE_ALLOW_HTTP`).
     ///   - httpClient: a client to share, or nil to make one.
+    ///   - resolver: host name to addresses; `HostResolver.addresses(of:)` by default.
     /// - Throws: `ClientError` when libcurl cannot start.
-    public init(allowsHTTP: Bool, httpClient: Client? = nil) throws {
+    public init(allowsHTTP: Bool, httpClient: Client? = nil, resolver: Resolver? = nil) throws {
+        self.resolver = resolver ?? { try await HostResolver.addresses(of: $0) }
         if let httpClient {
             http = httpClient
             ownsHTTPClient = false
@@ -52,7 +62,8 @@ public struct PictureFetcher: PictureFetching {
         while true {
             let remaining = ContinuousClock.now.duration(to: deadline)
             guard remaining > .milliseconds(1) else { throw PictureError.unavailable(.timeout) }
-            let response = try await get(current, remaining: remaining, maxBytes: limits.maxBytes)
+            let pinned = try await checkedAddresses(current, policy: policy)
+            let response = try await get(current, pinned: pinned, remaining: remaining, maxBytes: limits.maxBytes)
             switch response.status {
             case 200:
                 return try Self.image(response)
@@ -72,13 +83,40 @@ public struct PictureFetcher: PictureFetching {
         }
     }
 
-    /// One `GET`, with libcurl's failures mapped to the picture errors.
-    private func get(_ url: PictureURL, remaining: Duration, maxBytes: Int) async throws -> ClientResponse {
+    /// The `CURLOPT_RESOLVE` entry pinning `url`'s host to the addresses it resolves to now, after checking them:
+    /// every one must be public unless the host is listed exactly. IP-literal hosts are checked as themselves.
+    /// - Throws: ``PictureError/refused(_:)`` (`address`) for a non-public address;
+    ///   ``PictureError/unavailable(_:)`` (`unreachable`) when the name does not resolve.
+    func checkedAddresses(_ url: PictureURL, policy: PictureURLPolicy) async throws -> String {
+        let addresses: [String]
+        if PictureAddressRule.isIPv4Literal(url.host) {
+            addresses = [url.host]
+        } else {
+            do {
+                addresses = try await resolver(url.host)
+            } catch {
+                throw PictureError.unavailable(.unreachable)
+            }
+        }
+        guard !addresses.isEmpty else { throw PictureError.unavailable(.unreachable) }
+        if !policy.isListedExactly(host: url.host), !addresses.allSatisfy(PictureAddressRule.isPublic) {
+            throw PictureError.refused(.address)
+        }
+        let port = url.port ?? (url.scheme == "https" ? 443 : 80)
+        let list = addresses.map { $0.contains(":") ? "[\($0)]" : $0 }.joined(separator: ",")
+        return "\(url.host):\(port):\(list)"
+    }
+
+    /// One `GET` to the pinned addresses, with libcurl's failures mapped to the picture errors.
+    private func get(_ url: PictureURL, pinned: String, remaining: Duration, maxBytes: Int) async throws
+        -> ClientResponse
+    {
         do {
-            return try await http.execute(
-                ClientRequest(
-                    url: url.text, headers: [("Accept", "image/png, image/jpeg, image/gif, image/webp")],
-                    timeout: remaining, maxResponseBytes: maxBytes))
+            var request = ClientRequest(
+                url: url.text, headers: [("Accept", "image/png, image/jpeg, image/gif, image/webp")],
+                timeout: remaining, maxResponseBytes: maxBytes)
+            request.pinnedAddresses = [pinned]
+            return try await http.execute(request)
         } catch let error as ClientError {
             switch error.code {
             case .responseTooLarge: throw PictureError.refused(.tooLarge)

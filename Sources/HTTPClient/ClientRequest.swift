@@ -16,6 +16,10 @@ public struct ClientRequest: Sendable {
     /// that must not be sent twice: libcurl silently re-sends a request once when a reused keep-alive connection
     /// turns out to be dead, and libcurl 7.88 cannot turn that off (`CURLOPT_FORBID_RETRY_ON_REUSE` is 8.16+).
     public var freshConnection = false
+    /// Addresses to connect to instead of resolving the URL's host (`CURLOPT_RESOLVE`): each entry is
+    /// `host:port:address[,address...]`, IPv6 addresses in brackets. For callers that checked the addresses
+    /// themselves (``HostResolver``) and must not let a second lookup answer differently.
+    public var pinnedAddresses: [String] = []
 
     /// Creates a request.
     /// - Parameters:

@@ -67,6 +67,10 @@ final class EasyHandle {
         try check(fbs_curl_easy_setopt_slist(try live(), CURLOPT_HTTPHEADER, list.pointer), CURLOPT_HTTPHEADER)
     }
 
+    func set(resolve list: HeaderList) throws {
+        try check(fbs_curl_easy_setopt_slist(try live(), CURLOPT_RESOLVE, list.pointer), CURLOPT_RESOLVE)
+    }
+
     func setBody(_ body: [UInt8]) throws {
         let handle = try live()
         let code = body.withUnsafeBytes { fbs_curl_easy_setopt_copypostfields(handle, $0.baseAddress, $0.count) }

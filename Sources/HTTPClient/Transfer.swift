@@ -14,6 +14,8 @@ import Foundation
 final class Transfer: @unchecked Sendable {
     let easy: EasyHandle
     private let headerList: HeaderList
+    /// `CURLOPT_RESOLVE` entries (``ClientRequest/pinnedAddresses``); borrowed by libcurl like the headers.
+    private let resolveList: HeaderList
     /// scheme://host:port/path of the request, for error messages.
     let target: String
     private let maxResponseBytes: Int
@@ -45,6 +47,7 @@ final class Transfer: @unchecked Sendable {
         }
         target = parsed.redacted
         headerList = try HeaderList(lines: try Transfer.headerLines(request.headers, target: parsed.redacted))
+        resolveList = try HeaderList(lines: request.pinnedAddresses)
         easy = try EasyHandle()
         maxResponseBytes = max(0, request.maxResponseBytes ?? configuration.maxResponseBytes)
         isHead = request.method == "HEAD"
@@ -74,6 +77,9 @@ final class Transfer: @unchecked Sendable {
             try easy.set(CURLOPT_USERAGENT, string: configuration.userAgent)
         }
         try easy.set(headers: headerList)
+        if resolveList.pointer != nil {
+            try easy.set(resolve: resolveList)
+        }
         if isHead {
             try easy.set(CURLOPT_NOBODY, true)
         } else if request.body != nil || request.method == "POST" {
@@ -97,6 +103,7 @@ final class Transfer: @unchecked Sendable {
     func releaseHandles() {
         easy.close()
         headerList.close()
+        resolveList.close()
     }
 
     // MARK: Completion (any thread)

@@ -43,6 +43,8 @@ public final class Server: @unchecked Sendable {
             MHD_OPTION.CONNECTION_TIMEOUT.rawValue, UInt32(configuration.connectionTimeout),
             MHD_OPTION.NOTIFY_COMPLETED.rawValue, Int(bitPattern: unsafeBitCast(completed, to: UnsafeRawPointer.self)), Int(bitPattern: context),
             MHD_OPTION.URI_LOG_CALLBACK.rawValue, Int(bitPattern: unsafeBitCast(uriLog, to: UnsafeRawPointer.self)), Int(bitPattern: context),
+            // Strict parsing: HTTP/1.1 without Host is 400, no spaces in the URL (docs/hostile-input.md).
+            MHD_OPTION.STRICT_FOR_CLIENT.rawValue, Int32(1),
         ]
         if threads > 1 {
             options += [MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(threads)]

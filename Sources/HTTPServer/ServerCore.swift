@@ -102,6 +102,12 @@ final class ServerCore: @unchecked Sendable {
                 message: "The request head is larger than \(configuration.maxHeaderBytes) bytes.")
             return queue(response, for: exchange, on: connection)
         }
+        if let problem = RequestFraming.problem(collected.headers) {
+            var response = Response.error(
+                status: problem.status, code: "invalid_request", message: problem.message, requestID: requestID)
+            response.headers.add("Connection", "close")
+            return queue(response, for: exchange, on: connection)
+        }
         switch handler.inspect(head) {
         case .reject(let response, let route):
             exchange.route = route
@@ -225,7 +231,10 @@ final class ServerCore: @unchecked Sendable {
     var waitingCount: Int { lock.withLock { waiting.count } }
 
     private func queue(_ response: Response, for exchange: Exchange, on connection: OpaquePointer) -> Bool {
-        exchange.state = .responded
+        // Under the lock: `finish` reads the state under it from other threads (a handler's task finishing after
+        // the reaper answered 503, or the other way round), and `State` carries a `Response`, so an unlocked write
+        // is a data race (ThreadSanitizer reported it here).
+        lock.withLock { exchange.state = .responded }
         guard !response.dropsConnection else { return false }
         exchange.status = response.status
         let made = response.body.withUnsafeBytes { raw in

@@ -35,6 +35,67 @@ import Testing
         return operations
     }
 
+    /// One operation of the spec with the scopes its `security` names: nil when it is public (`security: []`),
+    /// the document's default (`apiKey` with no scope) when it names none.
+    struct SpecOperation: CustomStringConvertible {
+        let method: String
+        let path: String
+        let operationID: String
+        let scopes: [String]?
+        var description: String { "\(method) \(path) (\(operationID))" }
+    }
+
+    /// Every operation under `paths:` with its security scopes, read the way ``specOperations(_:)`` reads the
+    /// paths: an operation's `security:` is either `[]` on its own line or a list of `- apiKey: [scope, ...]`.
+    static func specSecurity(_ text: String) -> [SpecOperation] {
+        var found: [SpecOperation] = []
+        var inPaths = false
+        var path: String?
+        var method: String?
+        var operationID: String?
+        var scopes: [String]?? = .none
+        var inSecurity = false
+        func flush() {
+            if let path, let method, let operationID {
+                found.append(SpecOperation(method: method, path: path, operationID: operationID, scopes: scopes ?? [String]()))
+            }
+            method = nil
+            operationID = nil
+            scopes = .none
+            inSecurity = false
+        }
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "paths:" { inPaths = true; continue }
+            guard inPaths else { continue }
+            if !line.isEmpty, !line.hasPrefix(" ") { break }
+            if let match = line.wholeMatch(of: #/  (\/[^:]*):/#) {
+                flush()
+                path = String(match.1)
+                continue
+            }
+            if let match = line.wholeMatch(of: #/    (get|put|post|delete|patch):/#) {
+                flush()
+                method = match.1.uppercased()
+                continue
+            }
+            if let match = line.wholeMatch(of: #/      operationId: (\w+)/#) { operationID = String(match.1) }
+            if line == "      security: []" { scopes = .some(nil); inSecurity = false; continue }
+            if line == "      security:" { inSecurity = true; scopes = .some([]); continue }
+            if inSecurity {
+                if let match = line.wholeMatch(of: #/        - apiKey: \[(.*)\]/#) {
+                    let names = match.1.split(separator: ",").map {
+                        $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
+                    }.filter { !$0.isEmpty }
+                    scopes = .some((scopes.flatMap { $0 } ?? []) + names)
+                } else {
+                    inSecurity = false
+                }
+            }
+        }
+        flush()
+        return found
+    }
+
     static func specErrorCodes(_ text: String) -> Set<String> {
         guard let start = text.range(of: "    ErrorCode:\n") else { return [] }
         var codes: Set<String> = []
@@ -59,6 +120,15 @@ import Testing
         #expect(!specified.isEmpty)
         #expect(routed.subtracting(specified).isEmpty, "routes missing from openapi.yaml: \(routed.subtracting(specified))")
         #expect(specified.subtracting(routed).isEmpty, "spec operations without a route: \(specified.subtracting(routed))")
+    }
+
+    @Test func everyOperationDeclaresItsSecurity() throws {
+        let operations = Self.specSecurity(try Self.specText())
+        #expect(operations.count == Self.specOperations(try Self.specText()).count)
+        let secured = operations.filter { $0.scopes != nil }
+        #expect(!secured.isEmpty && secured.allSatisfy { $0.scopes?.count == 1 }, "\(secured)")
+        #expect(operations.contains { $0.operationID == "getSessionToken" && $0.scopes == ["tokens:read"] })
+        #expect(operations.contains { $0.operationID == "getHealth" && $0.scopes == nil })
     }
 
     @Test func errorCodesMatchBothWays() throws {
