@@ -185,3 +185,50 @@ fbs_test_cluster_remove() {
     fi
     rm -rf "$directory"
 }
+
+# The Graph emulator's demo app: `fbsessiond graph-emulator` seeds it with this id and secret.
+FBS_DEMO_APP_ID=1000000000000001
+FBS_DEMO_APP_SECRET=demo-app-secret-for-the-local-emulator
+
+# Starts a whole local stack for checks that talk to a live service, and waits until it is ready:
+#   fbs_live_stack_start BIN DIR APP_NAME SCOPE...
+# a throwaway cluster in DIR/pg, `BIN graph-emulator`, a migrated database, the demo app registered as APP_NAME
+# (redirect URI <service>/callback) with a key of the SCOPEs, and `BIN serve` logging to DIR/service.log (append
+# mode, so the caller may empty it). Settings already exported by the caller (FBS_VALIDATE_TTL, ...) apply;
+# FBS_SWEEP_INTERVAL defaults to 0. Exports DATABASE_URL, FBS_ENCRYPTION_KEYS, the FBS_ settings of the service,
+# FBS_URL, FBS_EMULATOR_URL and FBS_API_KEY; sets FBS_SERVICE_PID and appends every started pid to
+# FBS_STACK_PIDS. The caller stops those pids and runs fbs_test_cluster_remove DIR/pg. Needs PG_BIN.
+fbs_live_stack_start() {
+    local bin="$1" directory="$2" app="$3" scope emulator_port port
+    shift 3
+    local scopes=()
+    for scope in "$@"; do scopes+=(--scope "$scope"); done
+    mkdir -p "$directory/pg"
+    fbs_test_cluster_start "$directory/pg"
+    export DATABASE_URL="postgresql://postgres@127.0.0.1:$FBS_PG_PORT/postgres"
+    FBS_ENCRYPTION_KEYS="k1:$(head -c 32 /dev/urandom | base64)"
+    export FBS_ENCRYPTION_KEYS
+    emulator_port="$(fbs_free_port)"
+    "$bin" graph-emulator --port "$emulator_port" >"$directory/emulator.log" 2>&1 &
+    FBS_STACK_PIDS+=($!)
+    export FBS_EMULATOR_URL="http://127.0.0.1:$emulator_port"
+    port="$(fbs_free_port)"
+    export FBS_URL="http://127.0.0.1:$port"
+    export FBS_LISTEN="127.0.0.1:$port" FBS_GRAPH_URL="$FBS_EMULATOR_URL" FBS_DIALOG_URL="$FBS_EMULATOR_URL" \
+        FBS_PICTURE_HOSTS=127.0.0.1 FBS_PICTURE_ALLOW_HTTP=true FBS_SWEEP_INTERVAL="${FBS_SWEEP_INTERVAL:-0}"
+    "$bin" migrate >/dev/null
+    printf '%s\n' "$FBS_DEMO_APP_SECRET" >"$directory/app-secret"
+    "$bin" app add --name "$app" --facebook-app-id "$FBS_DEMO_APP_ID" --facebook-app-secret-file "$directory/app-secret" \
+        --redirect-uri "$FBS_URL/callback" >/dev/null
+    FBS_API_KEY="$("$bin" key add --app "$app" "${scopes[@]}" | tail -n 1)"
+    export FBS_API_KEY
+    "$bin" serve 2>>"$directory/service.log" &
+    FBS_SERVICE_PID=$!
+    FBS_STACK_PIDS+=("$FBS_SERVICE_PID")
+    for _ in $(seq 1 200); do
+        curl -fs -o /dev/null "$FBS_URL/readyz" && curl -fs -o /dev/null "$FBS_EMULATOR_URL/__emulator/" && return 0
+        sleep 0.05
+    done
+    tail -n 20 "$directory/service.log" >&2
+    fbs_die "the local stack did not become ready (log: $directory/service.log)"
+}
