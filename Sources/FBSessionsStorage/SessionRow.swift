@@ -24,30 +24,49 @@ enum SessionRow {
 
     /// The profile's fields come out of the jsonb column one by one (`->>`), so no JSON is parsed here: decoding
     /// the column with `JSONDecoder` was a tenth of the status path's CPU (docs/performance.md).
+    ///
+    /// The columns are read by position from where ``columns`` starts in the row (found once by name, and checked
+    /// against the last column's name), which saves a name lookup per value.
     static func session(from row: PostgresRow) throws -> Session {
+        let base = try start(in: row)
+        func at(_ offset: Int) -> Int { base + offset }
         var profile: Profile?
-        if try row.decode("has_profile", as: Bool.self) {
+        if try row.decode(at(15), as: Bool.self) {
             profile = Profile(
-                id: try row.decode("profile_id", as: String.self), name: try row.decode("profile_name"),
-                firstName: try row.decode("profile_first_name"), middleName: try row.decode("profile_middle_name"),
-                lastName: try row.decode("profile_last_name"), email: try row.decode("profile_email"),
-                link: try row.decode("profile_link"), pictureURL: try row.decode("profile_picture_url"))
+                id: try row.decode(at(16), as: String.self), name: try row.decode(at(17)),
+                firstName: try row.decode(at(18)), middleName: try row.decode(at(19)),
+                lastName: try row.decode(at(20)), email: try row.decode(at(21)),
+                link: try row.decode(at(22)), pictureURL: try row.decode(at(23)))
         }
-        let state = SessionState(rawValue: try row.decode("state", as: String.self)) ?? .closed
+        let state = SessionState(rawValue: try row.decode(at(5), as: String.self)) ?? .closed
         return Session(
-            id: try row.decode("id"), appID: try row.decode("app_id"), owner: try row.decode("owner"),
-            slot: try row.decode("slot"), facebookUserID: try row.decode("facebook_user_id"), state: state,
-            closedReason: try row.decode("closed_reason", as: String?.self).flatMap(ClosedReason.init(rawValue:)),
-            closedAt: try row.decode("closed_at", as: Date?.self),
-            storedAction: try row.decode("action_required", as: String?.self).flatMap(ActionRequired.init(rawValue:)),
-            tokenExpiresAt: try row.decode("token_expires_at", as: Date?.self),
-            dataAccessExpiresAt: try row.decode("data_access_expires_at", as: Date?.self),
-            tokenRefreshedAt: try row.decode("token_refreshed_at", as: Date?.self),
-            permissions: try row.decode("permissions"), declinedPermissions: try row.decode("declined_permissions"),
-            expiredPermissions: try row.decode("expired_permissions"), profile: profile,
-            profileRefreshedAt: try row.decode("profile_refreshed_at", as: Date?.self),
-            validatedAt: try row.decode("validated_at", as: Date?.self), createdAt: try row.decode("created_at"),
-            updatedAt: try row.decode("updated_at"), active: try row.decode("active"))
+            id: try row.decode(at(0)), appID: try row.decode(at(1)), owner: try row.decode(at(2)),
+            slot: try row.decode(at(3)), facebookUserID: try row.decode(at(4)), state: state,
+            closedReason: try row.decode(at(6), as: String?.self).flatMap(ClosedReason.init(rawValue:)),
+            closedAt: try row.decode(at(7), as: Date?.self),
+            storedAction: try row.decode(at(8), as: String?.self).flatMap(ActionRequired.init(rawValue:)),
+            tokenExpiresAt: try row.decode(at(9), as: Date?.self),
+            dataAccessExpiresAt: try row.decode(at(10), as: Date?.self),
+            tokenRefreshedAt: try row.decode(at(11), as: Date?.self),
+            permissions: try row.decode(at(12)), declinedPermissions: try row.decode(at(13)),
+            expiredPermissions: try row.decode(at(14)), profile: profile,
+            profileRefreshedAt: try row.decode(at(24), as: Date?.self),
+            validatedAt: try row.decode(at(25), as: Date?.self), createdAt: try row.decode(at(26)),
+            updatedAt: try row.decode(at(27)), active: try row.decode(at(lastColumn)))
+    }
+
+    /// The offset of `active`, the last of ``columns``.
+    private static let lastColumn = 28
+
+    /// Where ``columns`` starts in `row`: the first column named `id`, provided `active` is 28 columns later.
+    static func start(in row: PostgresRow) throws -> Int {
+        let names = row.columns
+        guard let base = row.position(of: "id"), base + lastColumn < names.count, names[base + 5] == "state",
+            names[base + lastColumn] == "active"
+        else {
+            throw SessionRowLayoutError()
+        }
+        return base
     }
 
     static func profileJSON(_ profile: Profile) -> String {
@@ -56,6 +75,9 @@ enum SessionRow {
         return (try? String(decoding: encoder.encode(profile), as: UTF8.self)) ?? "{}"
     }
 }
+
+/// A statement's columns are not laid out as ``SessionRow/columns`` (a programming error caught by the tests).
+struct SessionRowLayoutError: Error {}
 
 /// Writing events inside the caller's transaction.
 enum EventWriter {

@@ -9,6 +9,41 @@ public protocol PostgresDecodable {
     /// - Parameter postgresText: The column value as PostgreSQL prints it.
     /// - Throws: `PostgresError` with code `.decodingFailed` if the text is not a valid value of this type.
     init(postgresText: String) throws
+
+    /// Parses PostgreSQL text output from the bytes libpq returned, without making a `String` first when the
+    /// type can. The default makes the `String` and calls ``init(postgresText:)``.
+    ///
+    /// - Parameter postgresBytes: The column value as PostgreSQL prints it, UTF-8.
+    /// - Throws: `PostgresError` with code `.decodingFailed` if the text is not a valid value of this type.
+    init(postgresBytes: UnsafeBufferPointer<UInt8>) throws
+}
+
+extension PostgresDecodable {
+    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
+        try self.init(postgresText: String(decoding: postgresBytes, as: UTF8.self))
+    }
+}
+
+/// Decimal digits with an optional sign, as PostgreSQL prints integers; nil for anything else or on overflow.
+private func parseInteger(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+    var index = 0
+    var negative = false
+    if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+        negative = first == UInt8(ascii: "-")
+        index = 1
+    }
+    guard index < bytes.count else { return nil }
+    var value: Int64 = 0
+    while index < bytes.count {
+        let digit = Int64(bytes[index]) - 48
+        guard (0...9).contains(digit) else { return nil }
+        let (times, overflowA) = value.multipliedReportingOverflow(by: 10)
+        let (sum, overflowB) = negative ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
+        guard !overflowA, !overflowB else { return nil }
+        value = sum
+        index += 1
+    }
+    return value
 }
 
 extension PostgresError {
@@ -23,6 +58,10 @@ extension String: PostgresDecodable {
     public init(postgresText: String) throws {
         self = postgresText
     }
+
+    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
+        self = String(decoding: postgresBytes, as: UTF8.self)
+    }
 }
 
 extension Int: PostgresDecodable {
@@ -30,6 +69,11 @@ extension Int: PostgresDecodable {
     public init(postgresText: String) throws {
         guard let value = Int(postgresText) else { throw PostgresError.cannotDecode(Int.self) }
         self = value
+    }
+
+    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
+        guard let value = parseInteger(postgresBytes) else { throw PostgresError.cannotDecode(Int.self) }
+        self = Int(value)
     }
 }
 
@@ -47,6 +91,11 @@ extension Int64: PostgresDecodable {
         guard let value = Int64(postgresText) else { throw PostgresError.cannotDecode(Int64.self) }
         self = value
     }
+
+    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
+        guard let value = parseInteger(postgresBytes) else { throw PostgresError.cannotDecode(Int64.self) }
+        self = value
+    }
 }
 
 extension Bool: PostgresDecodable {
@@ -56,6 +105,18 @@ extension Bool: PostgresDecodable {
         case "t", "true": self = true
         case "f", "false": self = false
         default: throw PostgresError.cannotDecode(Bool.self)
+        }
+    }
+
+    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
+        if postgresBytes.count == 1 {
+            switch postgresBytes[0] {
+            case UInt8(ascii: "t"): self = true
+            case UInt8(ascii: "f"): self = false
+            default: throw PostgresError.cannotDecode(Bool.self)
+            }
+        } else {
+            try self.init(postgresText: String(decoding: postgresBytes, as: UTF8.self))
         }
     }
 }
@@ -82,6 +143,10 @@ extension Date: PostgresDecodable {
     /// `Date.distantFuture` and `Date.distantPast`.
     public init(postgresText: String) throws {
         self = try PostgresTimestamp.parse(postgresText)
+    }
+
+    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
+        self = try PostgresTimestamp.parse(postgresBytes)
     }
 }
 

@@ -80,28 +80,40 @@ final class PostgresResult {
             }
             table = PostgresColumnTable(columns)
         }
-        var values: [String?] = []
-        values.reserveCapacity(rowCount * columnCount)
+        let count = rowCount * columnCount
+        var starts = [Int32](repeating: 0, count: count)
+        var lengths = [Int32](repeating: -1, count: count)
+        var total = 0
         for row in 0..<rowCount {
-            for column in 0..<columnCount {
-                if PQgetisnull(handle, Int32(row), Int32(column)) == 1 {
-                    values.append(nil)
-                } else if let text = PQgetvalue(handle, Int32(row), Int32(column)) {
-                    // The length libpq knows saves a strlen; text output is UTF-8 (client_encoding).
-                    let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
-                    values.append(
-                        text.withMemoryRebound(to: UInt8.self, capacity: length) {
-                            String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-                        })
-                } else {
+            for column in 0..<columnCount where PQgetisnull(handle, Int32(row), Int32(column)) == 0 {
+                total += Int(PQgetlength(handle, Int32(row), Int32(column)))
+            }
+        }
+        guard total < Int(Int32.max) else {
+            throw PostgresError(.decodingFailed, detail: "result of \(total) bytes is too large")
+        }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(total)
+        for row in 0..<rowCount {
+            for column in 0..<columnCount where PQgetisnull(handle, Int32(row), Int32(column)) == 0 {
+                guard let text = PQgetvalue(handle, Int32(row), Int32(column)) else {
                     throw PostgresError(.decodingFailed, detail: "libpq returned no value for row \(row)")
+                }
+                // The length libpq knows saves a strlen; text output is UTF-8 (client_encoding).
+                let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
+                let index = row * columnCount + column
+                starts[index] = Int32(bytes.count)
+                lengths[index] = Int32(length)
+                text.withMemoryRebound(to: UInt8.self, capacity: length) {
+                    bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
                 }
             }
         }
         let affected = PQcmdTuples(handle).map { Int(String(cString: $0)) ?? 0 } ?? 0
         let storage =
             columnCount == 0 && rowCount == 0
-            ? PostgresRowStorage.empty : PostgresRowStorage(table: table, values: values, rowCount: rowCount)
+            ? PostgresRowStorage.empty : PostgresRowStorage(
+                table: table, bytes: bytes, starts: starts, lengths: lengths, rowCount: rowCount)
         return PostgresRows(storage: storage, affectedRows: affected)
     }
 

@@ -69,15 +69,22 @@ public struct PostgresRow: Sendable {
         return try decodeValue(at: column, label: "\(column)", as: T.self)
     }
 
-    private func decodeValue<T: PostgresDecodable>(at position: Int, label: String, as type: T.Type) throws -> T? {
-        guard let text = storage.values[index * storage.columns.count + position] else {
-            return nil
-        }
+    /// The position of the named column (the first one with duplicate names), or nil when there is none. Look
+    /// it up once per result and decode by position to save a name lookup per value.
+    public func position(of column: String) -> Int? {
+        storage.columnIndex[column]
+    }
+
+    private func decodeValue<T: PostgresDecodable>(
+        at position: Int, label: @autoclosure () -> String, as type: T.Type
+    ) throws -> T? {
         do {
-            return try T(postgresText: text)
+            return try storage.withValue(at: index * storage.columns.count + position) {
+                try T(postgresBytes: $0)
+            }
         } catch let error as PostgresError {
             // The conformer's message never contains the value; add which column it was.
-            throw PostgresError(.decodingFailed, detail: "column \(label): \(error.detail ?? "\(error)")")
+            throw PostgresError(.decodingFailed, detail: "column \(label()): \(error.detail ?? "\(error)")")
         }
     }
 }

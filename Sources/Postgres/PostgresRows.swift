@@ -54,11 +54,19 @@ final class PostgresColumnTable: Sendable {
 }
 
 /// The immutable contents of one result, shared by `PostgresRows` and each of its `PostgresRow`s.
+///
+/// The values are copied out of libpq into one byte buffer, back to back, with each value's start and length
+/// (length -1 for SQL `NULL`): two allocations per result instead of one `String` per value, and decoders that
+/// read numbers, booleans and timestamps straight from the bytes (docs/performance.md).
 final class PostgresRowStorage: Sendable {
     /// The column table.
     let table: PostgresColumnTable
-    /// The values, row-major; `nil` is SQL `NULL`.
-    let values: [String?]
+    /// Every non-NULL value's bytes, row-major.
+    let bytes: [UInt8]
+    /// Each value's start in ``bytes``, row-major.
+    let starts: [Int32]
+    /// Each value's length in bytes, or -1 for SQL `NULL`, row-major.
+    let lengths: [Int32]
     /// The number of rows.
     let rowCount: Int
 
@@ -67,22 +75,47 @@ final class PostgresRowStorage: Sendable {
     /// Column name → index of its first occurrence.
     var columnIndex: [String: Int] { table.index }
 
-    /// Creates the storage.
+    /// Creates the storage from text values (tests).
     ///
     /// - Parameters:
     ///   - columns: The column names.
-    ///   - values: `rowCount * columns.count` values, row-major.
+    ///   - values: `rowCount * columns.count` values, row-major; nil is SQL `NULL`.
     ///   - rowCount: The number of rows.
     convenience init(columns: [String], values: [String?], rowCount: Int) {
-        self.init(table: PostgresColumnTable(columns), values: values, rowCount: rowCount)
+        var bytes: [UInt8] = []
+        var starts: [Int32] = []
+        var lengths: [Int32] = []
+        for value in values {
+            starts.append(Int32(bytes.count))
+            if let value {
+                bytes.append(contentsOf: value.utf8)
+                lengths.append(Int32(value.utf8.count))
+            } else {
+                lengths.append(-1)
+            }
+        }
+        self.init(
+            table: PostgresColumnTable(columns), bytes: bytes, starts: starts, lengths: lengths, rowCount: rowCount)
     }
 
-    init(table: PostgresColumnTable, values: [String?], rowCount: Int) {
+    init(table: PostgresColumnTable, bytes: [UInt8], starts: [Int32], lengths: [Int32], rowCount: Int) {
         self.table = table
-        self.values = values
+        self.bytes = bytes
+        self.starts = starts
+        self.lengths = lengths
         self.rowCount = rowCount
     }
 
+    /// Calls `body` with the bytes of value `index` (row-major), or returns nil for SQL `NULL`.
+    func withValue<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T? {
+        let length = Int(lengths[index])
+        guard length >= 0 else { return nil }
+        let start = Int(starts[index])
+        return try bytes.withUnsafeBufferPointer { buffer in
+            try body(UnsafeBufferPointer(rebasing: buffer[start..<start + length]))
+        }
+    }
+
     /// A result without columns, for commands such as `BEGIN`.
-    static let empty = PostgresRowStorage(table: .empty, values: [], rowCount: 0)
+    static let empty = PostgresRowStorage(table: .empty, bytes: [], starts: [], lengths: [], rowCount: 0)
 }

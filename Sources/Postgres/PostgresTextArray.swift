@@ -7,21 +7,25 @@ enum PostgresTextArray {
     /// - Parameter elements: The strings.
     /// - Returns: The literal.
     static func encode(_ elements: [String]) -> String {
-        var text = "{"
+        // Byte-wise: `"` and `\` are ASCII, so they never occur inside a multi-byte UTF-8 sequence.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(2 + elements.reduce(0) { $0 + $1.utf8.count + 3 })
+        bytes.append(UInt8(ascii: "{"))
         for (index, element) in elements.enumerated() {
             if index > 0 {
-                text += ","
+                bytes.append(UInt8(ascii: ","))
             }
-            text += "\""
-            for character in element.unicodeScalars {
-                if character == "\"" || character == "\\" {
-                    text += "\\"
+            bytes.append(UInt8(ascii: "\""))
+            for byte in element.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                    bytes.append(UInt8(ascii: "\\"))
                 }
-                text.unicodeScalars.append(character)
+                bytes.append(byte)
             }
-            text += "\""
+            bytes.append(UInt8(ascii: "\""))
         }
-        return text + "}"
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Parses a one-dimensional array literal as PostgreSQL prints it, such as `{a,"b c",""}`.

@@ -26,42 +26,45 @@ enum PostgresTimestamp {
     /// - Returns: The instant.
     /// - Throws: `PostgresError` with code `.decodingFailed` for anything else.
     static func parse(_ text: String) throws -> Date {
-        switch text {
-        case "infinity": return .distantFuture
-        case "-infinity": return .distantPast
-        default: break
-        }
-        var scanner = Scanner(Array(text.utf8))
-        guard var year = scanner.number(minDigits: 4, maxDigits: 9), scanner.skip("-"),
-            let month = scanner.number(minDigits: 2, maxDigits: 2), scanner.skip("-"),
-            let day = scanner.number(minDigits: 2, maxDigits: 2), scanner.skip(" ") || scanner.skip("T"),
-            let hour = scanner.number(minDigits: 2, maxDigits: 2), scanner.skip(":"),
-            let minute = scanner.number(minDigits: 2, maxDigits: 2), scanner.skip(":"),
+        var text = text
+        return try text.withUTF8 { try parse($0) }
+    }
+
+    /// ``parse(_:)-(String)`` over the bytes of the text, as libpq hands them over: no copy, no allocation.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws -> Date {
+        if bytes.elementsEqual("infinity".utf8) { return .distantFuture }
+        if bytes.elementsEqual("-infinity".utf8) { return .distantPast }
+        var scanner = Scanner(bytes)
+        guard var year = scanner.number(minDigits: 4, maxDigits: 9), scanner.skip(UInt8(ascii: "-")),
+            let month = scanner.number(minDigits: 2, maxDigits: 2), scanner.skip(UInt8(ascii: "-")),
+            let day = scanner.number(minDigits: 2, maxDigits: 2),
+            scanner.skip(UInt8(ascii: " ")) || scanner.skip(UInt8(ascii: "T")),
+            let hour = scanner.number(minDigits: 2, maxDigits: 2), scanner.skip(UInt8(ascii: ":")),
+            let minute = scanner.number(minDigits: 2, maxDigits: 2), scanner.skip(UInt8(ascii: ":")),
             let second = scanner.number(minDigits: 2, maxDigits: 2),
             (1...12).contains(month), (1...31).contains(day), hour <= 24, minute < 60, second <= 60
         else { throw PostgresError.cannotDecode(Date.self) }
         var fraction = 0
-        if scanner.skip(".") {
-            guard let digits = scanner.digits(), !digits.isEmpty else { throw PostgresError.cannotDecode(Date.self) }
+        if scanner.skip(UInt8(ascii: ".")) {
             // Keep microseconds; round on the seventh digit if there is one.
-            let padded = (digits + Array(repeating: UInt8(ascii: "0"), count: 7)).prefix(7)
-            let seven = padded.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+            let (seven, count) = scanner.fraction(digits: 7)
+            guard count > 0 else { throw PostgresError.cannotDecode(Date.self) }
             fraction = (seven + 5) / 10
         }
         var offsetSeconds = 0
-        if scanner.skip("Z") {
+        if scanner.skip(UInt8(ascii: "Z")) {
             offsetSeconds = 0
         } else if let sign = scanner.sign() {
             guard let hours = scanner.number(minDigits: 2, maxDigits: 2) else {
                 throw PostgresError.cannotDecode(Date.self)
             }
             var total = hours * 3600
-            if scanner.skip(":") {
+            if scanner.skip(UInt8(ascii: ":")) {
                 guard let minutes = scanner.number(minDigits: 2, maxDigits: 2) else {
                     throw PostgresError.cannotDecode(Date.self)
                 }
                 total += minutes * 60
-                if scanner.skip(":") {
+                if scanner.skip(UInt8(ascii: ":")) {
                     guard let seconds = scanner.number(minDigits: 2, maxDigits: 2) else {
                         throw PostgresError.cannotDecode(Date.self)
                     }
@@ -117,14 +120,20 @@ enum PostgresTimestamp {
 
     /// A forward-only reader over ASCII bytes.
     private struct Scanner {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         var position = 0
 
-        init(_ bytes: [UInt8]) {
+        init(_ bytes: UnsafeBufferPointer<UInt8>) {
             self.bytes = bytes
         }
 
         var isAtEnd: Bool { position == bytes.count }
+
+        mutating func skip(_ byte: UInt8) -> Bool {
+            guard position < bytes.count, bytes[position] == byte else { return false }
+            position += 1
+            return true
+        }
 
         mutating func skip(_ literal: StaticString) -> Bool {
             let count = literal.utf8CodeUnitCount
@@ -139,26 +148,42 @@ enum PostgresTimestamp {
         }
 
         mutating func sign() -> Int? {
-            if skip("+") { return 1 }
-            if skip("-") { return -1 }
+            if skip(UInt8(ascii: "+")) { return 1 }
+            if skip(UInt8(ascii: "-")) { return -1 }
             return nil
         }
 
-        mutating func digits() -> [UInt8]? {
-            let start = position
-            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) {
-                position += 1
-            }
-            return Array(bytes[start..<position])
+        private func digit(at index: Int) -> Int? {
+            guard index < bytes.count else { return nil }
+            let value = Int(bytes[index]) - 48
+            return (0...9).contains(value) ? value : nil
         }
 
         mutating func number(minDigits: Int, maxDigits: Int) -> Int? {
-            let start = position
-            guard let digits = digits(), (minDigits...maxDigits).contains(digits.count) else {
-                position = start
-                return nil
+            var value = 0
+            var count = 0
+            while let digit = digit(at: position + count) {
+                count += 1
+                guard count <= maxDigits else { return nil }
+                value = value * 10 + digit
             }
-            return digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+            guard count >= minDigits else { return nil }
+            position += count
+            return value
+        }
+
+        /// Reads every digit; returns the first `digits` of them as a number, zero-padded on the right when
+        /// fewer, and how many digits there were.
+        mutating func fraction(digits wanted: Int) -> (value: Int, count: Int) {
+            var value = 0
+            var count = 0
+            while let digit = digit(at: position) {
+                if count < wanted { value = value * 10 + digit }
+                count += 1
+                position += 1
+            }
+            for _ in min(count, wanted)..<wanted { value *= 10 }
+            return (value, count)
         }
     }
 }

@@ -9,7 +9,8 @@ private struct DemoHandler: RequestHandler {
 
     func inspect(_ head: RequestHead) -> HeadDecision {
         switch (head.method, head.path) {
-        case ("GET", "/hello"), ("POST", "/echo"), ("GET", "/slow"), ("GET", "/never"), ("GET", "/raw%2Fpath"):
+        case ("GET", "/hello"), ("POST", "/echo"), ("GET", "/slow"), ("GET", "/never"), ("GET", "/raw%2Fpath"),
+            ("GET", "/at-once"), ("GET", "/foreign"):
             return .proceed(route: head.path)
         default:
             return .reject(.error(status: 404, code: "not_found", message: "No such route."), route: nil)
@@ -26,6 +27,21 @@ private struct DemoHandler: RequestHandler {
             return .later {
                 try? await Task.sleep(nanoseconds: 1_000_000_000)
                 return .json(status: 200, body: Array(#"{"slow":true}"#.utf8))
+            }
+        case "/at-once":
+            // A waiting handler that never suspends: its task finishes inside the access handler call that
+            // suspended the connection (handler tasks run inline, InlineTaskExecutor).
+            return .later { .json(status: 200, body: Array(#"{"at_once":true}"#.utf8)) }
+        case "/foreign":
+            // Resumed from a thread the server does not know: the rest of the handler runs there.
+            return .later {
+                let value = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+                    Thread.detachNewThread {
+                        Thread.sleep(forTimeInterval: 0.002)
+                        continuation.resume(returning: 7)
+                    }
+                }
+                return .json(status: 200, body: Array(#"{"foreign":\#(value)}"#.utf8))
             }
         case "/never":
             return .later {
@@ -76,6 +92,34 @@ struct ServerTests {
                 #expect(reply.text == #"{"hello":"world"}"#)
                 #expect(reply.headers["content-type"] == "application/json")
             }
+        }
+    }
+
+    /// Waiting handlers run inline (InlineTaskExecutor): one that finishes before it ever suspends, and one resumed
+    /// from a foreign thread, each answered on kept-alive connections used from several threads at once.
+    @Test func waitingHandlersFinishWhereverTheyResume() async throws {
+        try await onThread {
+            let (server, _) = try makeServer()
+            defer { server.shutdown() }
+            let failures = RecordLog()
+            DispatchQueue.concurrentPerform(iterations: 6) { client in
+                do {
+                    let connection = try RawConnection(port: server.port)
+                    for round in 0..<20 {
+                        let path = (client + round) % 2 == 0 ? "/at-once" : "/foreign"
+                        connection.send(get(path))
+                        let reply = try connection.readReply()
+                        let expected = path == "/at-once" ? #"{"at_once":true}"# : #"{"foreign":7}"#
+                        if reply.status != 200 || reply.text != expected {
+                            failures.append(ExchangeRecord(
+                                requestID: "-", method: "GET", route: path, status: reply.status, duration: 0, outcome: .completed))
+                        }
+                    }
+                } catch {
+                    failures.append(ExchangeRecord(requestID: "-", method: "GET", route: "\(error)", status: nil, duration: 0, outcome: .aborted))
+                }
+            }
+            #expect(failures.all.isEmpty, "\(failures.all.map { "\($0.route ?? "-") \($0.status ?? 0)" })")
         }
     }
 

@@ -94,6 +94,31 @@ struct PostgresCodingTests {
         #expect(throws: PostgresError.self) { try UUID(postgresText: "not-a-uuid") }
     }
 
+    /// Rows decode from libpq's bytes (``PostgresDecodable/init(postgresBytes:)``), not from a `String` per value:
+    /// the byte parsers must agree with the text ones, including at the edges.
+    @Test func rowValuesDecodeFromBytes() throws {
+        let values: [String?] = [
+            "-9223372036854775808", "9223372036854775808", "", "t", "f", "true",
+            "2026-11-30 08:32:30.1234565+00", "2026-11-30 08:32:30.999999951+00", "-infinity", "", nil, "{a,\"b c\"}",
+        ]
+        let columns = values.indices.map { "c\($0)" }
+        let row = try #require(PostgresRows(storage: PostgresRowStorage(columns: columns, values: values, rowCount: 1), affectedRows: 1).first)
+        #expect(try row.decode(0, as: Int64.self) == .min)
+        #expect(throws: PostgresError.self) { try row.decode(1, as: Int64.self) }  // one past Int64.max
+        #expect(throws: PostgresError.self) { try row.decode(2, as: Int.self) }  // empty is not a number
+        #expect(try row.decode(3, as: Bool.self) == true)
+        #expect(try row.decode(4, as: Bool.self) == false)
+        #expect(try row.decode(5, as: Bool.self) == true)
+        let rounded = try row.decode(6, as: Date.self).timeIntervalSince1970
+        #expect(abs(rounded - 1_796_027_550.123457) < 1e-7)  // rounded on the seventh digit
+        #expect(try row.decode(7, as: Date.self) == Date(timeIntervalSince1970: 1_796_027_551))
+        #expect(try row.decode(8, as: Date.self) == .distantPast)
+        #expect(try row.decode(9, as: String?.self) == "")  // an empty value is not NULL
+        #expect(try row.decode(10, as: String?.self) == nil)
+        #expect(try row.decode(11, as: [String].self) == ["a", "b c"])
+        #expect(try row.decode(7, as: String.self) == "2026-11-30 08:32:30.999999951+00")
+    }
+
     @Test func rowDecodingByNameAndIndex() throws {
         let storage = PostgresRowStorage(columns: ["id", "name", "id"], values: ["1", nil, "2"], rowCount: 1)
         let rows = PostgresRows(storage: storage, affectedRows: 1)
