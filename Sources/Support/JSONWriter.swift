@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes JSON text straight into a byte buffer, for the hot responses (a session, an owner's list) that
 /// `JSONEncoder` made slowly (about a fifth of the service's CPU on the status path; docs/performance.md).
 ///
@@ -61,6 +63,16 @@ public struct JSONWriter: Sendable {
     public mutating func string(_ value: String?) {
         guard let value else { return null() }
         string(value)
+    }
+
+    /// A time as an RFC 3339 string (``RFC3339``), or `null`: written straight into the buffer, no `String`.
+    public mutating func timestamp(_ value: Date?) {
+        guard let value else { return null() }
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        RFC3339.append(value, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
     }
 
     /// An integer value.

@@ -64,8 +64,8 @@ extension JSONText {
 }
 
 extension RFC3339 {
-    /// Appends ``string(from:)``'s text to `bytes`.
-    static func append(_ date: Date, to bytes: inout [UInt8]) {
+    /// Appends ``string(from:)``'s text to `bytes` (the log line, ``JSONWriter/timestamp(_:)``).
+    public static func append(_ date: Date, to bytes: inout [UInt8]) {
         let (year, month, day, millisOfDay) = parts(of: date)
         let seconds = millisOfDay / 1000
         appendDigits(year, 4, to: &bytes)

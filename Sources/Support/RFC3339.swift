@@ -5,25 +5,10 @@ public enum RFC3339 {
     /// Formats a date. Hand-rolled (civil-from-days arithmetic) because every session in every response carries
     /// several timestamps, and `String(format:)` with `gmtime_r` cost more than the rest of the encoding.
     public static func string(from date: Date) -> String {
-        let (year, month, day, dayMillis) = parts(of: date)
-        let seconds = dayMillis / 1000
-        var text = ""
-        text.reserveCapacity(24)
-        append(&text, year, 4)
-        text += "-"
-        append(&text, month, 2)
-        text += "-"
-        append(&text, day, 2)
-        text += "T"
-        append(&text, seconds / 3600, 2)
-        text += ":"
-        append(&text, seconds / 60 % 60, 2)
-        text += ":"
-        append(&text, seconds % 60, 2)
-        text += "."
-        append(&text, dayMillis % 1000, 3)
-        text += "Z"
-        return text
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        append(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Year, month, day and the milliseconds into that day (UTC).
@@ -50,11 +35,5 @@ public enum RFC3339 {
         let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
         let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    private static func append(_ text: inout String, _ value: Int64, _ width: Int) {
-        let digits = String(value)
-        if digits.count < width { text += String(repeating: "0", count: width - digits.count) }
-        text += digits
     }
 }
