@@ -105,27 +105,27 @@ struct RequestLogFields: LogFields {
         ]
     }
 
-    func appendJSON(to bytes: inout [UInt8]) {
-        JSONText.appendRaw(#","duration_ms":"#, to: &bytes)
-        JSONText.appendDouble(durationMilliseconds, to: &bytes)
-        JSONText.appendRaw(#","method":"#, to: &bytes)
-        JSONText.appendQuoted(record.method, to: &bytes)
-        JSONText.appendRaw(#","outcome":"#, to: &bytes)
+    func appendJSON(to writer: inout LogLineWriter) {
+        writer.raw(#","duration_ms":"#)
+        writer.double(durationMilliseconds)
+        writer.raw(#","method":"#)
+        writer.quoted(record.method)
+        writer.raw(#","outcome":"#)
         switch record.outcome {
-        case .completed: JSONText.appendRaw(#""completed""#, to: &bytes)
-        case .aborted: JSONText.appendRaw(#""aborted""#, to: &bytes)
-        case .timedOut: JSONText.appendRaw(#""timed_out""#, to: &bytes)
-        case .shutdown: JSONText.appendRaw(#""shutdown""#, to: &bytes)
+        case .completed: writer.raw(#""completed""#)
+        case .aborted: writer.raw(#""aborted""#)
+        case .timedOut: writer.raw(#""timed_out""#)
+        case .shutdown: writer.raw(#""shutdown""#)
         }
-        JSONText.appendRaw(#","request_id":"#, to: &bytes)
-        JSONText.appendQuoted(record.requestID, to: &bytes)
-        JSONText.appendRaw(#","route":"#, to: &bytes)
-        JSONText.appendQuoted(route, to: &bytes)
-        JSONText.appendRaw(#","status":"#, to: &bytes)
+        writer.raw(#","request_id":"#)
+        writer.quoted(record.requestID)
+        writer.raw(#","route":"#)
+        writer.quoted(route)
+        writer.raw(#","status":"#)
         if let status = record.status {
-            JSONText.appendInt(status, to: &bytes)
+            writer.int(status)
         } else {
-            JSONText.appendRaw(#""none""#, to: &bytes)
+            writer.raw(#""none""#)
         }
     }
 }

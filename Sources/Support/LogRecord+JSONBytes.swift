@@ -21,16 +21,6 @@ extension LogRecord {
         bytes.append(contentsOf: "}\n".utf8)
     }
 
-    /// Appends the line of a record whose metadata is `fields` (the same text as ``jsonLine`` of a record with
-    /// `fields.metadata`) and a newline to `bytes`.
-    static func appendJSONLine<Fields: LogFields>(
-        time: Date, level: Logger.Level, label: String, message: String, fields: Fields, to bytes: inout [UInt8]
-    ) {
-        appendJSONHead(time: time, level: level, label: label, message: message, to: &bytes)
-        fields.appendJSON(to: &bytes)
-        bytes.append(contentsOf: "}\n".utf8)
-    }
-
     /// Appends a line's start, `{"time":...,"level":...,"logger":...,"msg":...`, without the metadata.
     static func appendJSONHead(time: Date, level: Logger.Level, label: String, message: String, to bytes: inout [UInt8]) {
         JSONText.appendRaw(#"{"time":""#, to: &bytes)
@@ -79,12 +69,12 @@ extension JSONText {
     }
 
     /// Appends text known at compile time (keys, punctuation), as it is.
-    public static func appendRaw(_ text: StaticString, to bytes: inout [UInt8]) {
+    static func appendRaw(_ text: StaticString, to bytes: inout [UInt8]) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     /// Appends an integer in decimal, the same text as `String(value)`, without making a `String`.
-    public static func appendInt(_ value: Int, to bytes: inout [UInt8]) {
+    static func appendInt(_ value: Int, to bytes: inout [UInt8]) {
         var magnitude = value.magnitude
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for the 20 digits of UInt64.max
@@ -100,7 +90,7 @@ extension JSONText {
     }
 
     /// Appends a number as ``Logger/Value/double(_:)`` renders it: `String(value)`, or `null` when not finite.
-    public static func appendDouble(_ value: Double, to bytes: inout [UInt8]) {
+    static func appendDouble(_ value: Double, to bytes: inout [UInt8]) {
         guard value.isFinite else { return appendRaw("null", to: &bytes) }
         // A short `String` is stored inline (no allocation); its UTF-8 view is copied as it is.
         var text = String(value)

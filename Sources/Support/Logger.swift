@@ -133,12 +133,13 @@ public struct LogRecord: Sendable {
 ///
 /// The two members must agree: ``appendJSON(to:)`` writes exactly what ``LogRecord/jsonLine`` writes after `msg`
 /// for a record whose metadata is ``metadata``: `,"key":value` per key, keys in ascending order, values as
-/// ``Logger/Value`` renders them.
+/// ``Logger/Value`` renders them (``LogLineWriter``'s `quoted`, `int` and `double` do). ``jsonFieldsText()``
+/// helps a test compare them.
 public protocol LogFields {
     /// The fields as metadata, for handlers that keep records and for merging with a logger's own metadata.
     var metadata: [String: Logger.Value] { get }
-    /// Appends `,"key":value` for every field, keys in ascending (byte) order.
-    func appendJSON(to bytes: inout [UInt8])
+    /// Writes `,"key":value` for every field, keys in ascending (byte) order.
+    func appendJSON(to writer: inout LogLineWriter)
 }
 
 /// Where log records go.
@@ -169,10 +170,20 @@ public struct StandardErrorLogHandler: LogHandler {
         StandardErrorBuffer.shared.append(record, urgent: record.level >= .warning)
     }
 
-    /// Writes the record's line straight from `fields`, with no dictionary.
+    /// Writes the record's line straight from `fields`, with no dictionary: into a scratch buffer on the stack,
+    /// then copied whole into the shared buffer under its lock. A line longer than the scratch buffer is written
+    /// the general way.
     public func write<Fields: LogFields>(time: Date, level: Logger.Level, label: String, message: String, fields: Fields) {
-        StandardErrorBuffer.shared.append(urgent: level >= .warning) { bytes in
-            LogRecord.appendJSONLine(time: time, level: level, label: label, message: message, fields: fields, to: &bytes)
+        let urgent = level >= .warning
+        let written: Bool = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { scratch in
+            var writer = LogLineWriter(scratch)
+            LogRecord.writeJSONLine(time: time, level: level, label: label, message: message, fields: fields, to: &writer)
+            guard !writer.overflowed else { return false }
+            StandardErrorBuffer.shared.append(writer.written, urgent: urgent)
+            return true
+        }
+        if !written {
+            write(LogRecord(time: time, level: level, label: label, message: message, metadata: fields.metadata))
         }
     }
 

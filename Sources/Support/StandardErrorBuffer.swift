@@ -38,9 +38,12 @@ final class StandardErrorBuffer: @unchecked Sendable {
         append(urgent: urgent) { record.appendJSONLine(to: &$0) }
     }
 
-    /// Appends one line that `write` appends (whole, newline included); writes at once when `urgent` or the
-    /// buffer is full.
-    func append(urgent: Bool, _ write: (inout [UInt8]) -> Void) {
+    /// Appends one whole line, newline included; writes at once when `urgent` or the buffer is full.
+    func append(_ line: UnsafeBufferPointer<UInt8>, urgent: Bool) {
+        append(urgent: urgent) { $0.append(contentsOf: line) }
+    }
+
+    private func append(urgent: Bool, _ write: (inout [UInt8]) -> Void) {
         condition.lock()
         let wasEmpty = pending.isEmpty
         write(&pending)
