@@ -178,7 +178,8 @@ public struct Router: RequestHandler {
             return .failure(Failure(error: APIError(404, .notFound, "No such route."), route: nil))
         }
         // `==` on strings is canonical equivalence; the table holds what byte-equal paths match.
-        if let literal = literalPaths.first(where: { $0.path == head.path }),
+        let length = head.path.utf8.count
+        if let literal = literalPaths.first(where: { $0.path.utf8.count == length && $0.path == head.path }),
             literal.path.utf8.elementsEqual(head.path.utf8)
         {
             for found in literal.matches {
