@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes JSON text straight into a byte buffer, for the hot responses (a session, an owner's list) that
 /// `JSONEncoder` made slowly (about a fifth of the service's CPU on the status path; docs/performance.md).
 ///
@@ -61,6 +63,21 @@ public struct JSONWriter: Sendable {
     public mutating func string(_ value: String?) {
         guard let value else { return null() }
         string(value)
+    }
+
+    /// A time as an RFC 3339 string (``RFC3339/string(from:)``'s text), written straight into the bytes.
+    public mutating func timestamp(_ date: Date) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        RFC3339.append(date, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// A time as an RFC 3339 string, or `null`.
+    public mutating func timestamp(_ date: Date?) {
+        guard let date else { return null() }
+        timestamp(date)
     }
 
     /// An integer value.

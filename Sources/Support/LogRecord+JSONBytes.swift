@@ -107,6 +107,35 @@ extension RFC3339 {
     static func append(_ date: Date, to bytes: inout [UInt8]) {
         let (year, month, day, millisOfDay) = parts(of: date)
         let seconds = millisOfDay / 1000
+        if (0...9999).contains(year) {
+            // The usual case, fixed width: the 24 bytes are made on the stack and appended at once.
+            var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            withUnsafeMutableBytes(of: &text) { buffer in
+                func put(_ value: Int64, _ width: Int, at offset: Int) {
+                    var rest = value
+                    for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                        buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                        rest /= 10
+                    }
+                }
+                put(year, 4, at: 0)
+                buffer[4] = UInt8(ascii: "-")
+                put(month, 2, at: 5)
+                buffer[7] = UInt8(ascii: "-")
+                put(day, 2, at: 8)
+                buffer[10] = UInt8(ascii: "T")
+                put(seconds / 3600, 2, at: 11)
+                buffer[13] = UInt8(ascii: ":")
+                put(seconds / 60 % 60, 2, at: 14)
+                buffer[16] = UInt8(ascii: ":")
+                put(seconds % 60, 2, at: 17)
+                buffer[19] = UInt8(ascii: ".")
+                put(millisOfDay % 1000, 3, at: 20)
+                buffer[23] = UInt8(ascii: "Z")
+                bytes.append(contentsOf: buffer)
+            }
+            return
+        }
         appendDigits(year, 4, to: &bytes)
         bytes.append(UInt8(ascii: "-"))
         appendDigits(month, 2, to: &bytes)
