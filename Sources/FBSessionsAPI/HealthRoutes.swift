@@ -4,15 +4,14 @@ import HTTPServer
 /// Liveness, readiness, metrics and the spec: the routes operators and tools use, without a key.
 enum HealthRoutes {
     static func routes(_ services: Services) -> [Route] {
-        let ok = Array(#"{"status":"ok"}"#.utf8)
+        // Made once: the handler hands out the same (copy-on-write) headers and body for every request.
+        let ok = Response.json(status: 200, body: Array(#"{"status":"ok"}"#.utf8))
         let document = services.openAPIDocument
         let metrics = services.metrics
         let readiness = services.readiness
         return [
             /// - Remark: HTTP GET /healthz (openapi.yaml operationId getHealth)
-            Route("GET", "/healthz", operationID: "getHealth", scope: nil, body: .immediate { _ in
-                .json(status: 200, body: ok)
-            }),
+            Route("GET", "/healthz", operationID: "getHealth", scope: nil, body: .immediate { _ in ok }),
             /// - Remark: HTTP GET /readyz (openapi.yaml operationId getReadiness)
             Route("GET", "/readyz", operationID: "getReadiness", scope: nil, body: .waiting { context in
                 let state = await readiness.readiness()

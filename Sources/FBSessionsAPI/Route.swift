@@ -3,7 +3,10 @@ import Foundation
 import HTTPServer
 
 /// One operation of `openapi.yaml`: method, path template, the scope it needs, and its handler.
-public struct Route: Sendable {
+///
+/// A class of constants: the router hands the matched route to the request's work and context, and as a class
+/// that is one retain instead of a copy of its seven fields.
+public final class Route: Sendable {
     /// How the handler runs.
     public enum Body: Sendable {
         /// Answers at once on the server thread: no I/O, no waiting (health, metrics, the spec).

@@ -10,11 +10,31 @@ public struct Router: RequestHandler {
     private let keys: any KeyStore
     private let observer: Observer
 
+    /// For every path that is some route's whole template (no parameters: `/healthz`, `/v1/sessions`), what
+    /// ``find(_:)`` sees for exactly that path: every route matching it, in order, made once. Such a request is
+    /// matched by comparing its path with a few strings and allocates nothing.
+    private let literalPaths: [(path: String, matches: [Found])]
+
     /// Creates a router over routes.
     public init(routes: [Route], keys: any KeyStore, observer: Observer) {
         self.routes = routes
         self.keys = keys
         self.observer = observer
+        var literalPaths: [(path: String, matches: [Found])] = []
+        for route in routes where route.path.isLiteral && !literalPaths.contains(where: { $0.path == route.path.description }) {
+            let path = route.path.description
+            var matches: [Found] = []
+            var ambiguous = false
+            for candidate in routes {
+                switch candidate.path.match(path) {
+                case .noMatch: continue
+                case .badEncoding: ambiguous = true
+                case .matched(let parameters): matches.append(Found(route: candidate, parameters: parameters))
+                }
+            }
+            if !ambiguous { literalPaths.append((path, matches)) }
+        }
+        self.literalPaths = literalPaths
     }
 
     /// The (method, template) pairs served, for the spec conformance test.
@@ -132,9 +152,16 @@ public struct Router: RequestHandler {
 
     // MARK: Matching
 
-    private struct Found: Sendable {
+    /// A matched route and its decoded parameters. A class, so that handing it through ``HeadDecision`` (as
+    /// `any Sendable`) and keeping the literal paths' matches costs a retain, not a copy of the route.
+    private final class Found: Sendable {
         let route: Route
         let parameters: [String: String]
+
+        init(route: Route, parameters: [String: String]) {
+            self.route = route
+            self.parameters = parameters
+        }
     }
 
     private struct Failure: Error {
@@ -145,22 +172,45 @@ public struct Router: RequestHandler {
     private func find(_ head: RequestHead) -> Result<Found, Failure> {
         var allowed: [String] = []
         var matchedTemplate: String?
+        var matched: Found?
         let method = head.method == "HEAD" ? "GET" : head.method
         guard head.path.hasPrefix("/") else {
             return .failure(Failure(error: APIError(404, .notFound, "No such route."), route: nil))
         }
-        let parts = PathTemplate.segments(of: head.path)
-        for route in routes {
-            switch route.path.match(segments: parts) {
-            case .noMatch:
-                continue
-            case .badEncoding:
-                return .failure(Failure(error: .invalid("The path is not validly percent-encoded."), route: route.path.description))
-            case .matched(let parameters):
-                if route.method == method { return .success(Found(route: route, parameters: parameters)) }
-                allowed.append(route.method)
-                matchedTemplate = route.path.description
+        // `==` on strings is canonical equivalence; the table holds what byte-equal paths match.
+        let length = head.path.utf8.count
+        if let literal = literalPaths.first(where: { $0.path.utf8.count == length && $0.path == head.path }),
+            literal.path.utf8.elementsEqual(head.path.utf8)
+        {
+            for found in literal.matches {
+                if found.route.method == method { return .success(found) }
+                allowed.append(found.route.method)
+                matchedTemplate = found.route.path.description
             }
+        } else {
+            var path = head.path
+            let failure: Failure? = path.withUTF8 { bytes in
+                let ascii = bytes.allSatisfy { $0 < 0x80 }
+                let parts = ascii ? [] : PathTemplate.segments(of: head.path)
+                for route in routes {
+                    switch ascii ? route.path.match(ascii: bytes) : route.path.match(segments: parts) {
+                    case .noMatch:
+                        continue
+                    case .badEncoding:
+                        return Failure(error: .invalid("The path is not validly percent-encoded."), route: route.path.description)
+                    case .matched(let parameters):
+                        if route.method == method {
+                            matched = Found(route: route, parameters: parameters)
+                            return nil
+                        }
+                        allowed.append(route.method)
+                        matchedTemplate = route.path.description
+                    }
+                }
+                return nil
+            }
+            if let failure { return .failure(failure) }
+            if let matched { return .success(matched) }
         }
         guard !allowed.isEmpty else {
             return .failure(Failure(error: APIError(404, .notFound, "No such route."), route: nil))

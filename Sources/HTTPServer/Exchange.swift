@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The server's state for one request, from its request line to the end of its response.
 ///
@@ -25,6 +26,8 @@ final class Exchange {
     let rawURI: String
     let started: UInt64
     var state: State = .new
+    /// Set (under ``ServerCore``'s lock) when the exchange is suspended; from then on other threads may touch it.
+    var suspended = false
     var head: RequestHead?
     var body: [UInt8] = []
     var discardedBytes = 0
@@ -44,8 +47,10 @@ final class Exchange {
 
     /// Splits the raw URI into path and query.
     var pathAndQuery: (path: String, query: String) {
-        guard let mark = rawURI.firstIndex(of: "?") else { return (rawURI, "") }
-        return (String(rawURI[..<mark]), String(rawURI[rawURI.index(after: mark)...]))
+        // On UTF-8 (`?` is ASCII, so its index is a character boundary): `firstIndex(of: Character)` walked
+        // grapheme clusters, 2% of a `/healthz` request.
+        guard let mark = rawURI.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (rawURI, "") }
+        return (String(rawURI[..<mark]), String(rawURI[rawURI.utf8.index(after: mark)...]))
     }
 
     var secondsSinceStart: Double {
@@ -68,14 +73,13 @@ enum RequestIDs {
     /// bijective mixer (SplitMix64's finalizer), so ids never repeat within a process, differ between processes, and
     /// cost no system call (drawing 128 fresh random bits per request was 5% of a `/healthz` request).
     static func fresh() -> String {
-        let sequence = counter.withLock { value -> UInt64 in
-            value &+= 1
-            return value
+        let sequence = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        let half = processHalf
+        return String(unsafeUninitializedCapacity: 32) { bytes in
+            writeHex(half, into: bytes, at: 0)
+            writeHex(mix(sequence ^ half), into: bytes, at: 16)
+            return 32
         }
-        var bytes = [UInt8](repeating: 0, count: 32)
-        writeHex(processHalf, into: &bytes, at: 0)
-        writeHex(mix(sequence ^ processHalf), into: &bytes, at: 16)
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static let processHalf: UInt64 = {
@@ -83,7 +87,7 @@ enum RequestIDs {
         return generator.next()
     }()
 
-    private static let counter = LockedCounter()
+    private static let counter = Atomic<UInt64>(0)
 
     private static func mix(_ value: UInt64) -> UInt64 {
         var z = value &+ 0x9E37_79B9_7F4A_7C15
@@ -92,7 +96,7 @@ enum RequestIDs {
         return z ^ (z >> 31)
     }
 
-    private static func writeHex(_ value: UInt64, into bytes: inout [UInt8], at offset: Int) {
+    private static func writeHex(_ value: UInt64, into bytes: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
         for index in 0..<16 {
             let nibble = UInt8((value >> UInt64(60 - 4 * index)) & 0xF)
             bytes[offset + index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
@@ -108,17 +112,5 @@ enum RequestIDs {
         default:
             return false
         }
-    }
-}
-
-/// A counter behind a lock, for ``RequestIDs``.
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: UInt64 = 0
-
-    func withLock<T>(_ body: (inout UInt64) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
     }
 }

@@ -23,6 +23,12 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         self.fields = fields
     }
 
+    /// Creates an empty list with room for `capacity` fields.
+    init(capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+    }
+
     /// Creates a header list from `name: value` pairs.
     public init(dictionaryLiteral elements: (String, String)...) {
         self.fields = elements.map { Field(name: $0.0, value: $0.1) }

@@ -1,5 +1,8 @@
 /// What the server knows of a request once its head has arrived, before the body.
-public struct RequestHead: Sendable {
+///
+/// A class of constants: the head travels from the exchange to `inspect`, the request and the route context, and
+/// as a class each of those is one retain instead of a copy of five fields.
+public final class RequestHead: Sendable {
     /// The method as sent, e.g. `GET`.
     public let method: String
     /// The path as sent, still percent-encoded, without the query.

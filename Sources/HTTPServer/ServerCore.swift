@@ -1,19 +1,23 @@
 internal import CMicroHTTPD
 import Foundation
+import Synchronization
 
 /// The part of the server that libmicrohttpd calls into. Kept apart from ``Server`` so that the daemon, which
 /// holds an unretained pointer to this object, is always stopped before this object can go away.
 ///
 /// Thread safety: the `handle…` methods run on libmicrohttpd threads; `finish` runs on Swift tasks; shared state
-/// (`waiting`, counters, `stopping`) is guarded by `lock`.
+/// (`waiting`, `stopping`, the state of an exchange that was ever suspended) is guarded by `lock`; the count of
+/// live exchanges and the draining flag are atomics. An exchange answered without suspending is only ever
+/// touched by its connection's thread, so its path takes no lock: the two libmicrohttpd threads took this one
+/// lock four times per request (docs/performance.md, round 3).
 final class ServerCore: @unchecked Sendable {
     let configuration: ServerConfiguration
     let handler: any RequestHandler
     private let lock = NSLock()
     private var waiting: [ObjectIdentifier: Exchange] = [:]
     private var stopping = false
-    private var draining = false
-    private var liveExchanges = 0
+    private let draining = Atomic<Bool>(false)
+    private let liveExchanges = Atomic<Int>(0)
 
     private let reaper: any DispatchSourceTimer
 
@@ -32,20 +36,20 @@ final class ServerCore: @unchecked Sendable {
     }
 
     /// Requests that have started and not yet ended.
-    var activeExchanges: Int { lock.withLock { liveExchanges } }
+    var activeExchanges: Int { liveExchanges.load(ordering: .sequentiallyConsistent) }
 
     // MARK: Called by the thunks
 
     func begin(rawURI: String) -> Exchange {
-        lock.withLock { liveExchanges += 1 }
+        liveExchanges.wrappingAdd(1, ordering: .sequentiallyConsistent)
         return Exchange(rawURI: rawURI)
     }
 
     func end(_ exchange: Exchange, termination: MHD_RequestTerminationCode) {
-        lock.withLock {
-            liveExchanges -= 1
-            waiting[ObjectIdentifier(exchange)] = nil
+        if exchange.suspended {
+            lock.withLock { waiting[ObjectIdentifier(exchange)] = nil }
         }
+        liveExchanges.wrappingSubtract(1, ordering: .sequentiallyConsistent)
         let outcome: ExchangeRecord.Outcome
         switch termination {
         case .REQUEST_TERMINATED_COMPLETED_OK: outcome = .completed
@@ -62,12 +66,12 @@ final class ServerCore: @unchecked Sendable {
 
     /// One call of the access handler. Returns false to make libmicrohttpd drop the connection.
     func handle(
-        _ exchange: Exchange, connection: OpaquePointer, method: String, upload: UnsafePointer<CChar>?,
+        _ exchange: Exchange, connection: OpaquePointer, method: UnsafePointer<CChar>?, upload: UnsafePointer<CChar>?,
         uploadSize: UnsafeMutablePointer<Int>
     ) -> Bool {
         switch exchange.state {
         case .new:
-            return start(exchange, connection: connection, method: method)
+            return start(exchange, connection: connection, method: method.map { String(cString: $0) } ?? "")
         case .receiving, .discarding:
             if uploadSize.pointee > 0 {
                 return receive(exchange, bytes: upload, count: uploadSize)
@@ -76,7 +80,7 @@ final class ServerCore: @unchecked Sendable {
         case .waiting:
             return true
         case .ready(let response):
-            return queue(response, for: exchange, on: connection)
+            return queue(response, for: exchange, on: connection)  // suspended before: the locked path
         case .responded:
             uploadSize.pointee = 0
             return true
@@ -86,9 +90,11 @@ final class ServerCore: @unchecked Sendable {
     // MARK: Steps
 
     private func start(_ exchange: Exchange, connection: OpaquePointer, method: String) -> Bool {
-        let collected = HeaderCollector()
-        let box = Unmanaged.passUnretained(collected).toOpaque()
-        _ = MHD_get_connection_values(connection, .HEADER_KIND, headerIteratorThunk, box)
+        // The fields are counted first (a walk of libmicrohttpd's list, no callback) so the list is allocated once.
+        var collected = HeaderCollector(capacity: Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil)))
+        withUnsafeMutablePointer(to: &collected) { pointer in
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, headerIteratorThunk, UnsafeMutableRawPointer(pointer))
+        }
         let requestID = RequestIDs.accept(collected.headers["X-Request-Id"])
         let (path, query) = exchange.pathAndQuery
         let head = RequestHead(
@@ -156,6 +162,7 @@ final class ServerCore: @unchecked Sendable {
             let accepted: Bool = lock.withLock {
                 guard !stopping else { return false }
                 exchange.state = .waiting
+                exchange.suspended = true
                 exchange.connection = connection
                 waiting[ObjectIdentifier(exchange)] = exchange
                 return true
@@ -225,17 +232,22 @@ final class ServerCore: @unchecked Sendable {
 
     /// From now on every response asks the client to close its connection.
     func beginDraining() {
-        lock.withLock { draining = true }
+        draining.store(true, ordering: .sequentiallyConsistent)
     }
 
     /// Number of requests suspended while a handler works.
     var waitingCount: Int { lock.withLock { waiting.count } }
 
     private func queue(_ response: Response, for exchange: Exchange, on connection: OpaquePointer) -> Bool {
-        // Under the lock: `finish` reads the state under it from other threads (a handler's task finishing after
-        // the reaper answered 503, or the other way round), and `State` carries a `Response`, so an unlocked write
-        // is a data race (ThreadSanitizer reported it here).
-        lock.withLock { exchange.state = .responded }
+        // Under the lock once the exchange was suspended: `finish` reads the state under it from other threads (a
+        // handler's task finishing after the reaper answered 503, or the other way round), and `State` carries a
+        // `Response`, so an unlocked write is a data race (ThreadSanitizer reported it here). An exchange never
+        // suspended is known to no other thread.
+        if exchange.suspended {
+            lock.withLock { exchange.state = .responded }
+        } else {
+            exchange.state = .responded
+        }
         guard !response.dropsConnection else { return false }
         exchange.status = response.status
         let made = response.body.withUnsafeBytes { raw in
@@ -249,7 +261,7 @@ final class ServerCore: @unchecked Sendable {
         if let requestID = exchange.head?.requestID {
             _ = MHD_add_response_header(made, "X-Request-Id", requestID)
         }
-        if lock.withLock({ draining }) {
+        if draining.load(ordering: .relaxed) {
             _ = MHD_add_response_header(made, "Connection", "close")
         }
         return MHD_queue_response(connection, UInt32(response.status), made) == .YES
@@ -285,7 +297,11 @@ private struct ExchangeBox: @unchecked Sendable {
 }
 
 /// Collects header fields during `MHD_get_connection_values`; lives on the caller's stack frame.
-final class HeaderCollector {
-    var headers = HTTPHeaders()
+struct HeaderCollector {
+    var headers: HTTPHeaders
     var bytes = 0
+
+    init(capacity: Int) {
+        headers = HTTPHeaders(capacity: capacity)
+    }
 }

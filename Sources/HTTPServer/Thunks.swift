@@ -29,9 +29,7 @@ func accessHandlerThunk(
     }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let exchange = Unmanaged<Exchange>.fromOpaque(stored).takeUnretainedValue()
-    let keep = core.handle(
-        exchange, connection: connection, method: method.map { String(cString: $0) } ?? "",
-        upload: uploadData, uploadSize: uploadDataSize)
+    let keep = core.handle(exchange, connection: connection, method: method, upload: uploadData, uploadSize: uploadDataSize)
     return keep ? .YES : .NO
 }
 
@@ -49,17 +47,17 @@ func requestCompletedThunk(
     exchange.release()  // balances passRetained in uriLogThunk
 }
 
-/// Called by `MHD_get_connection_values` on the calling thread, once per header field. Unwraps `cls` as the
-/// unretained ``HeaderCollector`` of the caller's frame.
+/// Called by `MHD_get_connection_values` on the calling thread, once per header field. Unwraps `cls` as a
+/// pointer to the ``HeaderCollector`` on the caller's stack frame.
 func headerIteratorThunk(
     _ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?,
     _ value: UnsafePointer<CChar>?
 ) -> MHD_Result {
     guard let cls, let key else { return .YES }
-    let collector = Unmanaged<HeaderCollector>.fromOpaque(cls).takeUnretainedValue()
+    let collector = cls.assumingMemoryBound(to: HeaderCollector.self)
     let name = String(cString: key)
     let text = value.map { String(cString: $0) } ?? ""
-    collector.headers.add(name, text)
-    collector.bytes += name.utf8.count + text.utf8.count + 4
+    collector.pointee.bytes += name.utf8.count + text.utf8.count + 4
+    collector.pointee.headers.add(name, text)
     return .YES
 }

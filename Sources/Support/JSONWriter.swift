@@ -65,14 +65,19 @@ public struct JSONWriter: Sendable {
         string(value)
     }
 
-    /// A time as an RFC 3339 string (``RFC3339``), or `null`: written straight into the buffer, no `String`.
-    public mutating func timestamp(_ value: Date?) {
-        guard let value else { return null() }
+    /// A time as an RFC 3339 string (``RFC3339/string(from:)``'s text), written straight into the bytes.
+    public mutating func timestamp(_ date: Date) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        RFC3339.append(value, to: &bytes)
+        RFC3339.append(date, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
         needsComma = true
+    }
+
+    /// A time as an RFC 3339 string, or `null`.
+    public mutating func timestamp(_ date: Date?) {
+        guard let date else { return null() }
+        timestamp(date)
     }
 
     /// An integer value.

@@ -5,27 +5,37 @@ import Foundation
 extension LogRecord {
     /// Appends the record's line (``jsonLine``'s text) and a newline to `bytes`.
     func appendJSONLine(to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: #"{"time":""#.utf8)
-        RFC3339.append(time, to: &bytes)
-        bytes.append(contentsOf: #"","level":""#.utf8)
-        bytes.append(contentsOf: level.name.utf8)
-        bytes.append(contentsOf: #"","logger":"#.utf8)
-        JSONText.appendQuoted(label, to: &bytes)
-        bytes.append(contentsOf: #","msg":"#.utf8)
-        JSONText.appendQuoted(message, to: &bytes)
+        Self.appendJSONHead(time: time, level: level, label: label, message: message, to: &bytes)
         for key in metadata.keys.sorted() {
             bytes.append(UInt8(ascii: ","))
             JSONText.appendQuoted(key, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
             switch metadata[key] {
             case .string(let text): JSONText.appendQuoted(text, to: &bytes)
-            case .int(let number): bytes.append(contentsOf: String(number).utf8)
-            case .double(let number): bytes.append(contentsOf: (number.isFinite ? String(number) : "null").utf8)
+            case .int(let number): JSONText.appendInt(number, to: &bytes)
+            case .double(let number): JSONText.appendDouble(number, to: &bytes)
             case .bool(let flag): bytes.append(contentsOf: (flag ? "true" : "false").utf8)
             case nil: bytes.append(contentsOf: "null".utf8)
             }
         }
         bytes.append(contentsOf: "}\n".utf8)
+    }
+
+    /// Appends a line's start, `{"time":...,"level":...,"logger":...,"msg":...`, without the metadata.
+    static func appendJSONHead(time: Date, level: Logger.Level, label: String, message: String, to bytes: inout [UInt8]) {
+        JSONText.appendRaw(#"{"time":""#, to: &bytes)
+        RFC3339.append(time, to: &bytes)
+        JSONText.appendRaw(#"","level":""#, to: &bytes)
+        switch level {
+        case .debug: JSONText.appendRaw("debug", to: &bytes)
+        case .info: JSONText.appendRaw("info", to: &bytes)
+        case .warning: JSONText.appendRaw("warning", to: &bytes)
+        case .error: JSONText.appendRaw("error", to: &bytes)
+        }
+        JSONText.appendRaw(#"","logger":"#, to: &bytes)
+        JSONText.appendQuoted(label, to: &bytes)
+        JSONText.appendRaw(#","msg":"#, to: &bytes)
+        JSONText.appendQuoted(message, to: &bytes)
     }
 }
 
@@ -58,6 +68,35 @@ extension JSONText {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Appends text known at compile time (keys, punctuation), as it is.
+    static func appendRaw(_ text: StaticString, to bytes: inout [UInt8]) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends an integer in decimal, the same text as `String(value)`, without making a `String`.
+    static func appendInt(_ value: Int, to bytes: inout [UInt8]) {
+        var magnitude = value.magnitude
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for the 20 digits of UInt64.max
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var index = buffer.count
+            repeat {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[index...]))
+        }
+    }
+
+    /// Appends a number as ``Logger/Value/double(_:)`` renders it: `String(value)`, or `null` when not finite.
+    static func appendDouble(_ value: Double, to bytes: inout [UInt8]) {
+        guard value.isFinite else { return appendRaw("null", to: &bytes) }
+        // A short `String` is stored inline (no allocation); its UTF-8 view is copied as it is.
+        var text = String(value)
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
     private static func hexDigit(_ value: UInt8) -> UInt8 {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
@@ -68,6 +107,35 @@ extension RFC3339 {
     public static func append(_ date: Date, to bytes: inout [UInt8]) {
         let (year, month, day, millisOfDay) = parts(of: date)
         let seconds = millisOfDay / 1000
+        if (0...9999).contains(year) {
+            // The usual case, fixed width: the 24 bytes are made on the stack and appended at once.
+            var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            withUnsafeMutableBytes(of: &text) { buffer in
+                func put(_ value: Int64, _ width: Int, at offset: Int) {
+                    var rest = value
+                    for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                        buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                        rest /= 10
+                    }
+                }
+                put(year, 4, at: 0)
+                buffer[4] = UInt8(ascii: "-")
+                put(month, 2, at: 5)
+                buffer[7] = UInt8(ascii: "-")
+                put(day, 2, at: 8)
+                buffer[10] = UInt8(ascii: "T")
+                put(seconds / 3600, 2, at: 11)
+                buffer[13] = UInt8(ascii: ":")
+                put(seconds / 60 % 60, 2, at: 14)
+                buffer[16] = UInt8(ascii: ":")
+                put(seconds % 60, 2, at: 17)
+                buffer[19] = UInt8(ascii: ".")
+                put(millisOfDay % 1000, 3, at: 20)
+                buffer[23] = UInt8(ascii: "Z")
+                bytes.append(contentsOf: buffer)
+            }
+            return
+        }
         appendDigits(year, 4, to: &bytes)
         bytes.append(UInt8(ascii: "-"))
         appendDigits(month, 2, to: &bytes)

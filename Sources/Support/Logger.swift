@@ -82,6 +82,19 @@ public struct Logger: Sendable {
         handler.write(LogRecord(time: Date(), level: level, label: label, message: message, metadata: merged))
     }
 
+    /// Writes a record whose metadata is `fields`, when `level` is at or above the logger's level. With no
+    /// logger metadata to merge, the handler gets the fields as they are (``LogHandler/write(time:level:label:message:fields:)``),
+    /// so a hot caller builds no dictionary: the request log line was a dictionary, its sorted keys and one lookup
+    /// per key, 18% of a `/healthz` request (docs/performance.md, round 3).
+    public func log<Fields: LogFields>(_ level: Level, _ message: String, fields: Fields) {
+        guard level >= self.level else { return }
+        guard metadata.isEmpty else {
+            log(level, message, fields.metadata)
+            return
+        }
+        handler.write(time: Date(), level: level, label: label, message: message, fields: fields)
+    }
+
     /// Writes at `debug`.
     public func debug(_ message: String, _ extra: [String: Value] = [:]) { log(.debug, message, extra) }
     /// Writes at `info`.
@@ -116,10 +129,33 @@ public struct LogRecord: Sendable {
     }
 }
 
+/// Metadata with a fixed set of keys that a hot caller writes straight into a log line's bytes.
+///
+/// The two members must agree: ``appendJSON(to:)`` writes exactly what ``LogRecord/jsonLine`` writes after `msg`
+/// for a record whose metadata is ``metadata``: `,"key":value` per key, keys in ascending order, values as
+/// ``Logger/Value`` renders them (``LogLineWriter``'s `quoted`, `int` and `double` do). ``jsonFieldsText()``
+/// helps a test compare them.
+public protocol LogFields {
+    /// The fields as metadata, for handlers that keep records and for merging with a logger's own metadata.
+    var metadata: [String: Logger.Value] { get }
+    /// Writes `,"key":value` for every field, keys in ascending (byte) order.
+    func appendJSON(to writer: inout LogLineWriter)
+}
+
 /// Where log records go.
 public protocol LogHandler: Sendable {
     /// Writes one record. Called from any thread.
     func write(_ record: LogRecord)
+
+    /// Writes one record whose metadata is `fields`. Called from any thread. The default makes a ``LogRecord``
+    /// of ``LogFields/metadata``; a handler that writes bytes can use ``LogFields/appendJSON(to:)`` instead.
+    func write<Fields: LogFields>(time: Date, level: Logger.Level, label: String, message: String, fields: Fields)
+}
+
+extension LogHandler {
+    public func write<Fields: LogFields>(time: Date, level: Logger.Level, label: String, message: String, fields: Fields) {
+        write(LogRecord(time: time, level: level, label: label, message: message, metadata: fields.metadata))
+    }
 }
 
 /// Writes each record as one JSON line on standard error. Lines are buffered and written whole by a background
@@ -132,6 +168,23 @@ public struct StandardErrorLogHandler: LogHandler {
     /// Writes the record.
     public func write(_ record: LogRecord) {
         StandardErrorBuffer.shared.append(record, urgent: record.level >= .warning)
+    }
+
+    /// Writes the record's line straight from `fields`, with no dictionary: into a scratch buffer on the stack,
+    /// then copied whole into the shared buffer under its lock. A line longer than the scratch buffer is written
+    /// the general way.
+    public func write<Fields: LogFields>(time: Date, level: Logger.Level, label: String, message: String, fields: Fields) {
+        let urgent = level >= .warning
+        let written: Bool = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { scratch in
+            var writer = LogLineWriter(scratch)
+            LogRecord.writeJSONLine(time: time, level: level, label: label, message: message, fields: fields, to: &writer)
+            guard !writer.overflowed else { return false }
+            StandardErrorBuffer.shared.append(writer.written, urgent: urgent)
+            return true
+        }
+        if !written {
+            write(LogRecord(time: time, level: level, label: label, message: message, metadata: fields.metadata))
+        }
     }
 
     /// Writes every buffered line now; returns once they are written.

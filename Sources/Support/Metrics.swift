@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Metrics in the Prometheus text format: counters, histograms and gauges, each a family of labelled series.
 ///
@@ -92,18 +93,29 @@ public final class Counter: MetricFamily, @unchecked Sendable {
     }
 }
 
-/// One series of a ``Counter``.
-public final class CounterSeries: @unchecked Sendable {
-    private let lock = NSLock()
-    private var total: Double = 0
+/// One series of a ``Counter``: the total as the bits of a `Double` in an atomic, added to by compare-and-swap,
+/// so that the two libmicrohttpd threads counting the same series take no lock (docs/performance.md, round 3).
+public final class CounterSeries: Sendable {
+    private let bits = Atomic<UInt64>(0)
 
     /// Adds `amount`.
     public func increment(by amount: Double = 1) {
-        lock.withLock { total += amount }
+        atomicAdd(amount, to: bits)
     }
 
     /// The current value.
-    public var value: Double { lock.withLock { total } }
+    public var value: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
+}
+
+/// Adds `amount` to the `Double` whose bits `cell` holds.
+private func atomicAdd(_ amount: Double, to cell: borrowing Atomic<UInt64>) {
+    var current = cell.load(ordering: .relaxed)
+    while true {
+        let next = (Double(bitPattern: current) + amount).bitPattern
+        let (exchanged, original) = cell.compareExchange(expected: current, desired: next, ordering: .relaxed)
+        if exchanged { return }
+        current = original
+    }
 }
 
 /// Observations counted into buckets, with their sum and count, per label set.
@@ -156,7 +168,9 @@ public final class Histogram: MetricFamily, @unchecked Sendable {
     }
 }
 
-/// One series of a ``Histogram``.
+/// One series of a ``Histogram``: one atomic counter per bucket and the sum as `Double` bits in an atomic, so an
+/// observation takes no lock. The count is the buckets' total, so a rendering always has `_count` equal to the
+/// `+Inf` bucket; a rendering taken during an observation may see its bucket and not yet its sum.
 public final class HistogramSeries: @unchecked Sendable {
     struct Snapshot {
         var buckets: [UInt64]
@@ -165,25 +179,39 @@ public final class HistogramSeries: @unchecked Sendable {
     }
 
     private let bounds: [Double]
-    private let lock = NSLock()
-    private var state: Snapshot
+    /// `bounds.count + 1` bucket counters (the last is `+Inf`), then the sum's bits. Allocated once, freed in deinit.
+    private let cells: UnsafeMutablePointer<Atomic<UInt64>>
 
     init(bounds: [Double]) {
         self.bounds = bounds
-        self.state = Snapshot(buckets: Array(repeating: 0, count: bounds.count + 1))
+        cells = .allocate(capacity: bounds.count + 2)
+        for index in 0..<(bounds.count + 2) {
+            (cells + index).initialize(to: Atomic(0))
+        }
+    }
+
+    deinit {
+        cells.deinitialize(count: bounds.count + 2)
+        cells.deallocate()
     }
 
     /// Records one observation.
     public func observe(_ value: Double) {
-        let slot = bounds.firstIndex { value <= $0 } ?? bounds.count
-        lock.withLock {
-            state.buckets[slot] += 1
-            state.sum += value
-            state.count += 1
-        }
+        var slot = 0
+        while slot < bounds.count, !(value <= bounds[slot]) { slot += 1 }
+        cells[slot].wrappingAdd(1, ordering: .relaxed)
+        atomicAdd(value, to: cells[bounds.count + 1])
     }
 
-    var snapshot: Snapshot { lock.withLock { state } }
+    var snapshot: Snapshot {
+        var buckets: [UInt64] = []
+        buckets.reserveCapacity(bounds.count + 1)
+        for index in 0...bounds.count {
+            buckets.append(cells[index].load(ordering: .relaxed))
+        }
+        let sum = Double(bitPattern: cells[bounds.count + 1].load(ordering: .relaxed))
+        return Snapshot(buckets: buckets, sum: sum, count: buckets.reduce(0, +))
+    }
 }
 
 final class Gauge: MetricFamily, @unchecked Sendable {

@@ -35,9 +35,18 @@ final class StandardErrorBuffer: @unchecked Sendable {
 
     /// Appends one record's line; writes at once when `urgent` or the buffer is full.
     func append(_ record: LogRecord, urgent: Bool) {
+        append(urgent: urgent) { record.appendJSONLine(to: &$0) }
+    }
+
+    /// Appends one whole line, newline included; writes at once when `urgent` or the buffer is full.
+    func append(_ line: UnsafeBufferPointer<UInt8>, urgent: Bool) {
+        append(urgent: urgent) { $0.append(contentsOf: line) }
+    }
+
+    private func append(urgent: Bool, _ write: (inout [UInt8]) -> Void) {
         condition.lock()
         let wasEmpty = pending.isEmpty
-        record.appendJSONLine(to: &pending)
+        write(&pending)
         let full = pending.count >= Self.maxBufferedBytes
         if wasEmpty, !full, !urgent {
             condition.signal()  // the first line since the last write: start its interval
