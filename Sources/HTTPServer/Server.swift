@@ -24,6 +24,7 @@ public final class Server: @unchecked Sendable {
     /// Binds the socket and starts serving.
     /// - Throws: ``ServerError`` when the address is invalid, the port is taken, or libmicrohttpd fails to start.
     public init(configuration: ServerConfiguration, handler: some RequestHandler) throws {
+        LibraryPanic.install()
         self.configuration = configuration
         self.core = ServerCore(configuration: configuration, handler: handler)
         let socket = try ListenSocket(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
