@@ -74,3 +74,10 @@ func panicThunk(
     FileHandle.standardError.write(Data("libmicrohttpd panic at \(place):\(line): \(text ?? "no detail")\n".utf8))
     abort()
 }
+
+/// Called by libmicrohttpd when it destroys a response made over a borrowed body. Unwraps `cls` as the
+/// ``BodyOwner`` retained in ``ServerCore`` and releases it.
+func releaseBodyThunk(_ cls: UnsafeMutableRawPointer?) {
+    guard let cls else { return }
+    Unmanaged<BodyOwner>.fromOpaque(cls).release()
+}
