@@ -7,7 +7,7 @@ extension Array where Element == String? {
     /// - Parameter body: Receives one pointer per element, in order.
     /// - Returns: What `body` returns.
     func withCStringArray<Result>(_ body: ([UnsafePointer<CChar>?]) throws -> Result) rethrows -> Result {
-        var buffer: [CChar] = []
+        var buffer: [UInt8] = []
         buffer.reserveCapacity(reduce(0) { $0 + ($1?.utf8.count ?? 0) + 1 })
         var offsets: [Int?] = []
         offsets.reserveCapacity(count)
@@ -17,15 +17,17 @@ extension Array where Element == String? {
                 continue
             }
             offsets.append(buffer.count)
-            for byte in element.utf8 { buffer.append(CChar(bitPattern: byte)) }
+            buffer.append(contentsOf: element.utf8)  // A bulk copy for native strings, not byte by byte.
             buffer.append(0)
         }
-        return try buffer.withUnsafeBufferPointer { storage in
-            let pointers: [UnsafePointer<CChar>?] = offsets.map { offset in
-                guard let offset, let base = storage.baseAddress else { return nil }
-                return base + offset
+        return try buffer.withUnsafeBufferPointer { bytes in
+            try bytes.withMemoryRebound(to: CChar.self) { storage in
+                let pointers: [UnsafePointer<CChar>?] = offsets.map { offset in
+                    guard let offset, let base = storage.baseAddress else { return nil }
+                    return base + offset
+                }
+                return try body(pointers)
             }
-            return try body(pointers)
         }
     }
 }

@@ -155,6 +155,10 @@ extension Array: PostgresDecodable where Element: PostgresArrayElement {
     public init(postgresText: String) throws {
         self = try Element.postgresArray(from: postgresText)
     }
+
+    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
+        self = try Element.postgresArray(fromBytes: postgresBytes)
+    }
 }
 
 extension Data: PostgresDecodable {

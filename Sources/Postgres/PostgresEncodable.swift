@@ -95,6 +95,15 @@ public protocol PostgresArrayElement: Sendable {
     /// - Returns: The values.
     /// - Throws: `PostgresError` with code `.decodingFailed` if the text is malformed.
     static func postgresArray(from text: String) throws -> [Self]
+
+    /// ``postgresArray(from:)`` over the bytes libpq returned. The default makes a `String` first.
+    static func postgresArray(fromBytes bytes: UnsafeBufferPointer<UInt8>) throws -> [Self]
+}
+
+extension PostgresArrayElement {
+    public static func postgresArray(fromBytes bytes: UnsafeBufferPointer<UInt8>) throws -> [Self] {
+        try postgresArray(from: String(decoding: bytes, as: UTF8.self))
+    }
 }
 
 extension UInt8: PostgresArrayElement {
@@ -118,5 +127,9 @@ extension String: PostgresArrayElement {
     /// Parses text[] output such as `{a,"b c"}`; a `NULL` element or a nested array throws.
     public static func postgresArray(from text: String) throws -> [String] {
         try PostgresTextArray.decode(text)
+    }
+
+    public static func postgresArray(fromBytes bytes: UnsafeBufferPointer<UInt8>) throws -> [String] {
+        try PostgresTextArray.decode(bytes)
     }
 }

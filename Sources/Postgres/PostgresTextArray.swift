@@ -35,70 +35,86 @@ enum PostgresTextArray {
     /// - Throws: `PostgresError` with code `.decodingFailed` for malformed text, nested arrays, explicit
     ///   bounds (`[0:1]={…}`) or a `NULL` element.
     static func decode(_ text: String) throws -> [String] {
+        var text = text
+        return try text.withUTF8 { try decode($0) }
+    }
+
+    /// ``decode(_:)-(String)`` over UTF-8 bytes. Every character with a meaning here (`{`, `}`, `"`, `\`, `,` and
+    /// the space) is ASCII, so it never occurs inside a multi-byte sequence and the bytes can be read one by one.
+    static func decode(_ input: UnsafeBufferPointer<UInt8>) throws -> [String] {
         let failure = PostgresError.cannotDecode([String].self)
-        let input = Array(text.unicodeScalars)
-        guard input.first == "{", input.last == "}" else { throw failure }
-        let body = input.dropFirst().dropLast()
-        if body.allSatisfy({ $0 == " " }) {
+        let (open, close, quote, backslash, comma, space) = (
+            UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: ","),
+            UInt8(ascii: " ")
+        )
+        guard input.count >= 2, input.first == open, input.last == close else { throw failure }
+        let end = input.count - 1
+        var index = 1
+        if input[index..<end].allSatisfy({ $0 == space }) {
             return []
         }
         var elements: [String] = []
-        var index = body.startIndex
+        var element: [UInt8] = []
         while true {
-            while index < body.endIndex, body[index] == " " {
+            while index < end, input[index] == space {
                 index += 1
             }
-            var element = String.UnicodeScalarView()
-            if index < body.endIndex, body[index] == "\"" {
+            element.removeAll(keepingCapacity: true)
+            if index < end, input[index] == quote {
                 index += 1
                 while true {
-                    guard index < body.endIndex else { throw failure }
-                    let scalar = body[index]
-                    if scalar == "\"" {
+                    guard index < end else { throw failure }
+                    let byte = input[index]
+                    if byte == quote {
                         index += 1
                         break
                     }
-                    if scalar == "\\" {
+                    if byte == backslash {
                         index += 1
-                        guard index < body.endIndex else { throw failure }
+                        guard index < end else { throw failure }
                     }
-                    element.append(body[index])
+                    element.append(input[index])
                     index += 1
                 }
-                while index < body.endIndex, body[index] == " " {
+                while index < end, input[index] == space {
                     index += 1
                 }
             } else {
                 var trailingSpaces = 0
                 var escaped = false
-                while index < body.endIndex, body[index] != "," {
-                    var scalar = body[index]
-                    if scalar == "{" || scalar == "}" || scalar == "\"" {
+                while index < end, input[index] != comma {
+                    var byte = input[index]
+                    if byte == open || byte == close || byte == quote {
                         throw failure
                     }
-                    if scalar == "\\" {
+                    if byte == backslash {
                         index += 1
-                        guard index < body.endIndex else { throw failure }
-                        scalar = body[index]
+                        guard index < end else { throw failure }
+                        byte = input[index]
                         trailingSpaces = 0
                         escaped = true
                     } else {
-                        trailingSpaces = scalar == " " ? trailingSpaces + 1 : 0
+                        trailingSpaces = byte == space ? trailingSpaces + 1 : 0
                     }
-                    element.append(scalar)
+                    element.append(byte)
                     index += 1
                 }
                 element.removeLast(trailingSpaces)
-                if element.isEmpty || (!escaped && String(element).uppercased() == "NULL") {
+                if element.isEmpty || (!escaped && isNull(element)) {
                     throw failure
                 }
             }
-            elements.append(String(element))
-            if index == body.endIndex {
+            elements.append(String(decoding: element, as: UTF8.self))
+            if index == end {
                 return elements
             }
-            guard body[index] == "," else { throw failure }
+            guard input[index] == comma else { throw failure }
             index += 1
         }
+    }
+
+    /// `NULL` in any letter case (an unquoted element that PostgreSQL would print for a NULL).
+    private static func isNull(_ bytes: [UInt8]) -> Bool {
+        bytes.count == 4 && zip(bytes, "NULL".utf8).allSatisfy { $0 & 0xDF == $1 }
     }
 }

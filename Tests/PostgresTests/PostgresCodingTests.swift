@@ -18,6 +18,10 @@ struct PostgresCodingTests {
         #expect(try [String](postgresText: #"{a,"b c",""}"#) == ["a", "b c", ""])
         #expect(try [String](postgresText: #"{"NULL","a\"b","c\\d"}"#) == ["NULL", "a\"b", "c\\d"])
         #expect(try [String](postgresText: #"{ a , b }"#) == ["a", "b"])
+        // Parsed byte by byte: multi-byte characters pass through whole, quoted or not, and `null` in any case
+        // is NULL only unquoted.
+        #expect(try [String](postgresText: #"{"é,ü",ñandú,"nULl"}"#) == ["é,ü", "ñandú", "nULl"])
+        #expect(throws: PostgresError.self) { try [String](postgresText: "{a,nUlL}") }
     }
 
     @Test(arguments: ["", "a,b", "{a", "{a,NULL}", "{{a},{b}}", "[0:1]={a,b}", #"{"a}"#, "{a,}"])
