@@ -21,7 +21,9 @@ import Postgres
 /// ``ServiceError/databaseUnavailable``) and by the pool's own acquire timeout for the batch.
 ///
 /// Thread safety: the queue is guarded by a lock; `fetch` runs on a pool worker thread; waiters are resumed from
-/// that thread.
+/// that thread, outside the lock. A request's task prefers the server's inline executor, so the rest of its
+/// handler (the JSON body, handing the response back) runs right there before the next waiter is resumed, and
+/// the connection takes the next batch after that.
 final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
     /// Answers a batch, one result per item, in the items' order.
     typealias Fetch = @Sendable (PostgresConnection, [Item]) throws -> [Result<Answer, any Error>]
