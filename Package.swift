@@ -70,7 +70,9 @@ let package = Package(
         // Test helpers shared by the test targets.
         .target(
             name: "TestSupport",
-            dependencies: ["Postgres", "LocalCluster", "HTTPServer", "HTTPClient", "Support", "FBSessionsStorage"],
+            dependencies: [
+                "Postgres", "LocalCluster", "HTTPServer", "HTTPClient", "Support", "FBSessionsStorage", "GraphEmulator",
+            ],
             swiftSettings: swiftSettings
         ),
 

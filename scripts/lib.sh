@@ -186,6 +186,68 @@ fbs_test_cluster_remove() {
     rm -rf "$directory"
 }
 
+# ---------------------------------------------------------------------------------------------------------
+# The secrets transcript of a test run (tools/secrets/transcript.py; docs/reliability.md, "Secrets: the whole
+# suite"). When FBS_SECRETS_TRANSCRIPT_DIR names a run directory, every live stack runs the service at debug level
+# and keeps its logs and a pg_dump there; FBS_SECRETS_LEDGER names the ledger where every secret made is noted.
+# Both unset (the default): these functions do nothing.
+
+# Starts a run directory DIR (emptied, mode 0700) and exports FBS_SECRETS_TRANSCRIPT_DIR and FBS_SECRETS_LEDGER.
+fbs_transcript_start() {
+    rm -rf "$1"
+    mkdir -p "$1"
+    chmod 700 "$1"
+    export FBS_SECRETS_TRANSCRIPT_DIR="$1" FBS_SECRETS_LEDGER="$1/ledger"
+    : >"$FBS_SECRETS_LEDGER"
+    chmod 600 "$FBS_SECRETS_LEDGER"
+}
+
+# Notes one secret in the ledger: fbs_secret_note KIND VALUE (the value never reaches a command line).
+fbs_secret_note() {
+    [ -n "${FBS_SECRETS_LEDGER:-}" ] || return 0
+    printf '%s\t%s\n' "$1" "$(printf '%s' "$2" | od -An -v -tx1 | tr -d ' \n')" >>"$FBS_SECRETS_LEDGER"
+}
+
+# Notes the keys of a keyring in settings form (kid:base64,...): each base64 text and its raw bytes.
+fbs_secret_note_keyring() {
+    [ -n "${FBS_SECRETS_LEDGER:-}" ] || return 0
+    local entry key
+    for entry in ${1//,/ }; do
+        key="${entry#*:}"
+        fbs_secret_note "encryption key" "$key"
+        printf '%s\t%s\n' "encryption key bytes" "$(printf '%s' "$key" | base64 -d 2>/dev/null | od -An -v -tx1 \
+            | tr -d ' \n')" >>"$FBS_SECRETS_LEDGER"
+    done
+}
+
+# Prints a new folder of the run directory for one stack: NAME, or NAME-2, NAME-3, ... Prints nothing when off.
+fbs_transcript_part() {
+    [ -n "${FBS_SECRETS_TRANSCRIPT_DIR:-}" ] || return 0
+    local name="$1" folder number=1
+    folder="$FBS_SECRETS_TRANSCRIPT_DIR/$name"
+    while ! mkdir -m 700 "$folder" 2>/dev/null; do
+        number=$((number + 1))
+        folder="$FBS_SECRETS_TRANSCRIPT_DIR/$name-$number"
+    done
+    printf '%s\n' "$folder"
+}
+
+# Keeps what a stack leaves before it is removed: fbs_transcript_keep FOLDER DATABASE_URL FILE... copies the files
+# that exist into FOLDER and writes a plain pg_dump of DATABASE_URL (when not empty) there. Needs PG_BIN.
+fbs_transcript_keep() {
+    local folder="$1" url="$2" file
+    shift 2
+    [ -n "$folder" ] || return 0
+    for file in "$@"; do
+        [ -f "$file" ] && cp "$file" "$folder/"
+    done
+    if [ -n "$url" ]; then
+        "$PG_BIN/pg_dump" --no-owner "$url" >"$folder/pg_dump-${url##*/}.sql" 2>/dev/null \
+            || fbs_say "pg_dump of ${url##*/} failed (the secrets scan will lack it)"
+    fi
+    return 0
+}
+
 # The Graph emulator's demo app: `fbsessiond graph-emulator` seeds it with this id and secret.
 FBS_DEMO_APP_ID=1000000000000001
 FBS_DEMO_APP_SECRET=demo-app-secret-for-the-local-emulator
@@ -198,6 +260,8 @@ FBS_DEMO_APP_SECRET=demo-app-secret-for-the-local-emulator
 # FBS_SWEEP_INTERVAL defaults to 0. Exports DATABASE_URL, FBS_ENCRYPTION_KEYS, the FBS_ settings of the service,
 # FBS_URL, FBS_EMULATOR_URL and FBS_API_KEY; sets FBS_SERVICE_PID and appends every started pid to
 # FBS_STACK_PIDS. The caller stops those pids and runs fbs_test_cluster_remove DIR/pg. Needs PG_BIN.
+# With the secrets transcript on, the service logs at debug and the keys are noted in the ledger (the emulator
+# notes its own secrets); the caller keeps the log and a dump with fbs_transcript_keep before the removal.
 fbs_live_stack_start() {
     local bin="$1" directory="$2" app="$3" scope emulator_port port
     shift 3
@@ -208,6 +272,8 @@ fbs_live_stack_start() {
     export DATABASE_URL="postgresql://postgres@127.0.0.1:$FBS_PG_PORT/postgres"
     FBS_ENCRYPTION_KEYS="k1:$(head -c 32 /dev/urandom | base64)"
     export FBS_ENCRYPTION_KEYS
+    fbs_secret_note_keyring "$FBS_ENCRYPTION_KEYS"
+    [ -z "${FBS_SECRETS_TRANSCRIPT_DIR:-}" ] || export FBS_LOG_LEVEL=debug
     emulator_port="$(fbs_free_port)"
     "$bin" graph-emulator --port "$emulator_port" >"$directory/emulator.log" 2>&1 &
     FBS_STACK_PIDS+=($!)
@@ -222,6 +288,7 @@ fbs_live_stack_start() {
         --redirect-uri "$FBS_URL/callback" >/dev/null
     FBS_API_KEY="$("$bin" key add --app "$app" "${scopes[@]}" | tail -n 1)"
     export FBS_API_KEY
+    fbs_secret_note "api key" "$FBS_API_KEY"
     "$bin" serve 2>>"$directory/service.log" &
     FBS_SERVICE_PID=$!
     FBS_STACK_PIDS+=("$FBS_SERVICE_PID")

@@ -2,7 +2,8 @@ import Crypto
 import Foundation
 
 /// Everything the emulator knows, behind one lock. Graph routes, control routes and the Swift API all work on
-/// the ``EmulatorStore`` inside ``withStore(_:)``; nothing in there blocks or does I/O.
+/// the ``EmulatorStore`` inside ``withStore(_:)``; nothing in there blocks or does I/O (but for the one `write(2)` per
+/// minted secret to the test run's ``SecretLedger``, when `FBS_SECRETS_LEDGER` is set).
 ///
 /// Thread safety: all access goes through `withStore`, which holds an `NSLock` for the duration of the closure.
 final class EmulatorState: @unchecked Sendable {

@@ -17,6 +17,10 @@ extension EmulatorStore {
             clientToken: clientToken ?? Hex32.random(), redirectURIs: redirectURIs, developerIDs: developerIDs)
         apps[id] = app
         appTokenSuffixes[id] = appTokenSuffixes[id] ?? RandomText.alphanumeric(27)
+        if SecretLedger.isEnabled {
+            SecretLedger.note("app secret", app.secret)
+            SecretLedger.note("app token", app.id + "|" + (appTokenSuffixes[id] ?? ""))
+        }
         return app
     }
 

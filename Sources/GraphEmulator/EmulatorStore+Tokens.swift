@@ -20,6 +20,7 @@ extension EmulatorStore {
             expired: permissions.expired, pageID: pageID, pageName: pageName, metadata: metadata)
         tokens[record.string] = record
         grants[GrantKey(appID: appID, userID: userID)] = permissions
+        SecretLedger.noteToken(record.string, appSecret: apps[appID]?.secret)
         return record
     }
 
@@ -147,6 +148,7 @@ extension EmulatorStore {
         fresh.isLongLived = true
         fresh.metadata = []
         tokens[fresh.string] = fresh
+        SecretLedger.noteToken(fresh.string, appSecret: apps[record.appID]?.secret)
         return fresh
     }
 
@@ -174,6 +176,7 @@ extension EmulatorStore {
         codes[code] = AuthorizationCode(
             appID: appID, userID: userID, redirectURI: redirectURI, granted: grant.granted, declined: grant.declined,
             createdAt: now, used: false, metadata: metadata)
+        SecretLedger.note("oauth code", code)
         return code
     }
 }

@@ -1,7 +1,8 @@
 import HTTPServer
 
 /// Drives a ``RequestHandler`` without a socket, the way the server does: inspect the head, then respond, then
-/// await the waiting work. Route-level tests use it; a smaller set goes through real sockets.
+/// await the waiting work. Route-level tests use it; a smaller set goes through real sockets. Every response goes to
+/// the secrets transcript when it is on (``SecretsTranscript``).
 public enum RouteCaller {
     /// Sends one request and returns the response.
     public static func call(
@@ -12,11 +13,17 @@ public enum RouteCaller {
         var headers = headers
         if !body.isEmpty, !headers.contains("Content-Length") { headers.add("Content-Length", String(body.count)) }
         let head = RequestHead(method: method, path: path, rawQuery: query, headers: headers, requestID: "test-request")
-        if case .reject(let response, _) = handler.inspect(head) { return response }
-        switch handler.respond(to: Request(head: head, body: body)) {
-        case .now(let response): return response
-        case .later(let work): return await work()
+        let response: Response
+        if case .reject(let rejection, _) = handler.inspect(head) {
+            response = rejection
+        } else {
+            switch handler.respond(to: Request(head: head, body: body)) {
+            case .now(let answer): response = answer
+            case .later(let work): response = await work()
+            }
         }
+        SecretsTranscript.record(head, response)
+        return response
     }
 
     private static func split(_ target: String) -> (String, String) {

@@ -50,13 +50,15 @@ public enum TestDatabase {
         return url(server, database: String(name))
     }
 
-    /// Drops a database made here, ending its connections first.
+    /// Drops a database made here, ending its connections first. When the secrets transcript is on, its rows are
+    /// kept first (``SecretsTranscript``).
     public static func drop(_ databaseURL: String) {
         guard let server = serverURL, let name = databaseURL.split(separator: "/").last?.split(separator: "?").first,
             name.hasPrefix("t_") || name.hasPrefix("e_"),
             let admin = try? PostgresConnection(connectionString: server)
         else { return }
         defer { admin.close() }
+        SecretsTranscript.dumpDatabase(databaseURL)
         _ = try? admin.simpleQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
     }
 

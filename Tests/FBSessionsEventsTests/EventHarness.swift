@@ -34,21 +34,22 @@ final class EventHarness: Sendable {
         databaseURL = try TestDatabase.create()
         pool = PostgresPool(configuration: .init(connectionString: databaseURL, size: 6, connectTimeout: .seconds(2)))
         database = Database(pool: pool)
-        keyring = Keyring.generate().ring
+        keyring = SecretsTranscript.notingKeyring(Keyring.generate()).ring
         apps = PostgresAppStore(database: database, keyring: keyring)
         app = try await apps.addApp(
             AppDraft(name: "shop", facebookAppID: "1001", secret: "s1", redirectURIs: [], requiredPermissions: []))
         otherApp = try await apps.addApp(
             AppDraft(name: "blog", facebookAppID: "1002", secret: "s2", redirectURIs: [], requiredPermissions: []))
         let keys = PostgresKeyStore(database: database)
-        key = try await keys.addKey(appID: app.id, scopes: [.events]).text
-        otherKey = try await keys.addKey(appID: otherApp.id, scopes: [.events]).text
-        sessionsKey = try await keys.addKey(appID: app.id, scopes: [.sessions]).text
+        key = SecretsTranscript.noted("api key", try await keys.addKey(appID: app.id, scopes: [.events]).text)
+        otherKey = SecretsTranscript.noted("api key", try await keys.addKey(appID: otherApp.id, scopes: [.events]).text)
+        sessionsKey = SecretsTranscript.noted("api key", try await keys.addKey(appID: app.id, scopes: [.sessions]).text)
         waiters = EventWaiters(maxWaiters: maxWaiters)
         store = PostgresEventStore(database: database)
         let metrics = MetricsRegistry()
         let sessions = SessionService(
-            store: PostgresSessionStore(database: database, keyring: keyring), graph: try GraphClient(), apps: apps,
+            store: PostgresSessionStore(database: database, keyring: keyring),
+            graph: try GraphClient(logger: SecretsTranscript.logger("fbsessiond.graph")), apps: apps,
             policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
         let services = Services(
             apps: apps, keys: keys,
@@ -58,9 +59,9 @@ final class EventHarness: Sendable {
         )
         router = Router(
             routes: APIRoutes.all(services), keys: keys,
-            observer: Observer(metrics: metrics, logger: Logger(label: "http", level: .error)))
+            observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))
         notifications = EventNotifications(
-            connectionString: databaseURL, waiters: waiters, logger: Logger(label: "events", level: .error))
+            connectionString: databaseURL, waiters: waiters, logger: SecretsTranscript.logger("events", level: .error))
         if listen {
             notifications.start()
             _ = try await onThread { [notifications] in eventually { notifications.isListening } }

@@ -58,7 +58,7 @@ extension DatabaseTests {
             defer { harness.stop() }
             var configuration = ServerConfiguration()
             configuration.port = 0
-            let server = try Server(configuration: configuration, handler: harness.router)
+            let server = try Server(configuration: configuration, handler: SecretsTranscript.recording(harness.router))
             defer { server.shutdown(gracePeriod: 1) }
             let key = harness.key
             let port = server.port

@@ -37,7 +37,7 @@ extension DatabaseTests {
             }
             try await run(["add", "--app", "shop", "--url", "https://shop.example/hooks?tenant=7"])
             let added = output.take()
-            let secret = try #require(added.last)
+            let secret = SecretsTranscript.noted("webhook secret", try #require(added.last))
             #expect(secret.hasPrefix("whsec_") && !secret.contains(" "), "the secret alone on the last line")
             let id = try #require(added.first?.wholeMatch(of: #/webhook id: (whk_[0-9a-f]{16}) .*/#)?.1)
             try await run(["add", "--app=blog", "--url", "http://127.0.0.1:9/h"])

@@ -48,7 +48,7 @@ extension DatabaseTests {
                 configuration: .init(
                     requestTimeout: requestTimeout, lease: lease, initialRetryDelay: retry, maxRetryDelay: .seconds(1),
                     pollInterval: poll),
-                logger: Logger(label: "webhooks", level: .error))
+                logger: SecretsTranscript.logger("webhooks", level: .error))
         }
 
         @Test func aDeliveryIsOneSignedEventPerPost() async throws {
@@ -64,6 +64,7 @@ extension DatabaseTests {
             _ = try await harness.page("/v1/events", atLeast: 1)  // visible, so the webhook starts after it
             let (webhook, secret) = try await webhooks.addWebhook(
                 appID: harness.app.id, url: peer.baseURL + "/hooks/fbs")
+            SecretsTranscript.noted("webhook secret", secret)
             #expect(secret.hasPrefix("whsec_") && secret.count > 40)
             try await harness.write([
                 SessionEvent(.sessionClosed, sessionID: "ses_x", owner: "u-1", data: ["reason": .string("logged_out")])
@@ -113,7 +114,8 @@ extension DatabaseTests {
             let client = try Client()
             defer { client.shutdown() }
             let webhooks = PostgresWebhookStore(database: harness.database, keyring: harness.keyring)
-            let (webhook, _) = try await webhooks.addWebhook(appID: harness.app.id, url: peer.baseURL + "/h")
+            let (webhook, secret) = try await webhooks.addWebhook(appID: harness.app.id, url: peer.baseURL + "/h")
+            SecretsTranscript.noted("webhook secret", secret)
             try await harness.write(EventHarness.opened(1, prefix: "ses_retry"))
             _ = try await harness.page("/v1/events", atLeast: 1)
             let dispatcher = Self.dispatcher(harness, client: client, retry: .milliseconds(300))
@@ -149,7 +151,8 @@ extension DatabaseTests {
             let client = try Client()
             defer { client.shutdown() }
             let webhooks = PostgresWebhookStore(database: harness.database, keyring: harness.keyring)
-            let (webhook, _) = try await webhooks.addWebhook(appID: harness.app.id, url: peer.baseURL + "/h")
+            let (webhook, secret) = try await webhooks.addWebhook(appID: harness.app.id, url: peer.baseURL + "/h")
+            SecretsTranscript.noted("webhook secret", secret)
             try await harness.write(EventHarness.opened(1, prefix: "ses_lease"))
             _ = try await harness.page("/v1/events", atLeast: 1)
             let dispatcher = Self.dispatcher(
@@ -172,7 +175,8 @@ extension DatabaseTests {
             let client = try Client()
             defer { client.shutdown() }
             let webhooks = PostgresWebhookStore(database: harness.database, keyring: harness.keyring)
-            let (webhook, _) = try await webhooks.addWebhook(appID: harness.app.id, url: peer.baseURL + "/h")
+            let (webhook, secret) = try await webhooks.addWebhook(appID: harness.app.id, url: peer.baseURL + "/h")
+            SecretsTranscript.noted("webhook secret", secret)
             for batch in 0..<4 {
                 try await harness.write(EventHarness.opened(10, prefix: "ses_many\(batch)_"))
             }
@@ -192,7 +196,7 @@ extension DatabaseTests {
             let loop = Self.dispatcher(harness, client: client, poll: .seconds(60))
             let notifications = EventNotifications(
                 connectionString: harness.databaseURL, waiters: harness.waiters, dispatcher: loop,
-                logger: Logger(label: "events", level: .error))
+                logger: SecretsTranscript.logger("events", level: .error))
             notifications.start()
             defer { notifications.stop() }
             #expect(try await onThread { eventually { notifications.isListening } })

@@ -3,6 +3,7 @@ import FBSessionsGraph
 import Foundation
 import GraphEmulator
 import HTTPServer
+import TestSupport
 import Testing
 
 /// A running emulator with one app (which requires `appsecret_proof`), one user and a client pointed at it.
@@ -21,7 +22,8 @@ struct EmulatorRig: Sendable {
         user = try emulator.createUser(firstName: "Jane", middleName: "Q", lastName: "Doe", email: "jane@example.com")
         credentials = GraphCredentials(appID: app.id, appSecret: app.secret)
         client = try GraphClient(
-            configuration: .init(baseURL: emulator.baseURL, timeout: .seconds(10), retry: retry, allowsPlainHTTP: true)
+            configuration: .init(baseURL: emulator.baseURL, timeout: .seconds(10), retry: retry, allowsPlainHTTP: true),
+            logger: SecretsTranscript.logger("fbsessiond.graph")
         )
     }
 

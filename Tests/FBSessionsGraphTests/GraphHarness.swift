@@ -31,7 +31,7 @@ func withGraphPeer<Result>(
     timeout: Duration = .seconds(5),
     attemptTimeout: Duration? = nil,
     maxResponseBytes: Int = 1 << 20,
-    logger: Logger = Logger(label: "test.graph", level: .error),
+    logger: Logger = SecretsTranscript.logger("test.graph", level: .error),
     _ script: @escaping @Sendable (PeerRequest) -> PeerAction,
     _ body: (ScriptedPeer, GraphClient) async throws -> Result
 ) async throws -> Result {

@@ -50,12 +50,13 @@ import TestSupport
         let keys = PostgresKeyStore(database: Database(pool: harness.pool))
         var lacking: [String: String] = [:]
         for scope in Scope.allCases {
-            lacking[scope.rawValue] = try await keys.addKey(
-                appID: harness.app.id, scopes: Scope.allCases.filter { $0 != scope }).text
+            let made = try await keys.addKey(appID: harness.app.id, scopes: Scope.allCases.filter { $0 != scope })
+            lacking[scope.rawValue] = SecretsTranscript.noted("api key", made.text)
         }
         // Revoked the way an operator does it (`fbsessiond key revoke`, another process) after it had been used: the
         // service's key cache may keep it for FBS_KEY_CACHE_TTL (here 1 s), never longer.
         let revokedKey = try await keys.addKey(appID: harness.app.id, scopes: Scope.allCases)
+        SecretsTranscript.noted("api key", revokedKey.text)
         #expect(try await full.call("GET", "/v1/app", authorization: "Bearer \(revokedKey.text)", json: nil).status == 200)
         #expect(try await keys.revokeKey(id: revokedKey.key.id))
         try await Task.sleep(for: .milliseconds(1100))
@@ -65,7 +66,8 @@ import TestSupport
             AppDraft(
                 name: "other", facebookAppID: otherFacebookApp.id, secret: otherFacebookApp.secret,
                 redirectURIs: ["https://other.example/callback"], requiredPermissions: []))
-        let otherAppKey = try await keys.addKey(appID: otherApp.id, scopes: Scope.allCases).text
+        let otherAppKey = SecretsTranscript.noted(
+            "api key", try await keys.addKey(appID: otherApp.id, scopes: Scope.allCases).text)
         let goodID = try #require(APIKeyText.id(in: harness.key))
         let malformed = [
             "garbage", "fbs_", "fbs_\(goodID)_", "fbs_\(goodID)_wrong-secret", Self.withLastCharacterChanged(harness.key),
@@ -219,9 +221,10 @@ final class FullService: Sendable {
         configuration.port = 0
         server = try Server(
             configuration: configuration,
-            handler: Router(
-                routes: APIRoutes.all(services), keys: keys,
-                observer: Observer(metrics: metrics, logger: Logger(label: "http", level: .error))))
+            handler: SecretsTranscript.recording(
+                Router(
+                    routes: APIRoutes.all(services), keys: keys,
+                    observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))))
     }
 
     /// A request with exactly the given `Authorization` header (none when nil).

@@ -28,10 +28,10 @@ import TestSupport
             docsPage: page)
         let router = Router(
             routes: APIRoutes.all(services), keys: services.keys,
-            observer: Observer(metrics: services.metrics, logger: Logger(label: "http", level: .error)))
+            observer: Observer(metrics: services.metrics, logger: SecretsTranscript.logger("http", level: .error)))
         var configuration = ServerConfiguration()
         configuration.port = 0
-        let server = try Server(configuration: configuration, handler: router)
+        let server = try Server(configuration: configuration, handler: SecretsTranscript.recording(router))
         defer { server.shutdown(gracePeriod: 1) }
         let port = server.port
         try await onThread { try body(port) }

@@ -1,5 +1,6 @@
 import FBSessionsCore
 import Foundation
+import TestSupport
 
 /// In-memory ports for route-level tests. The PostgreSQL stores are tested against a real database elsewhere.
 final class InMemoryKeyStore: KeyStore, @unchecked Sendable {
@@ -13,7 +14,7 @@ final class InMemoryKeyStore: KeyStore, @unchecked Sendable {
         let made = APIKeyText.generate()
         let key = APIKey(id: made.id, appID: appID, scopes: scopes, createdAt: Date(), revokedAt: nil)
         lock.withLock { stored[made.id] = (key, made.hash) }
-        return (key, made.key)
+        return (key, SecretsTranscript.noted("api key", made.key))
     }
 
     func keys(appID: String?) async throws -> [APIKey] {

@@ -39,10 +39,10 @@ private final class CachingInstance: Sendable {
                 urlPolicy: PictureURLPolicy(hostSuffixes: ["127.0.0.1"], allowsHTTP: true)))
         let router = Router(
             routes: APIRoutes.all(services), keys: keys,
-            observer: Observer(metrics: metrics, logger: Logger(label: "http", level: .error)))
+            observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))
         var configuration = ServerConfiguration()
         configuration.port = 0
-        server = try Server(configuration: configuration, handler: router)
+        server = try Server(configuration: configuration, handler: SecretsTranscript.recording(router))
         client = try Client(configuration: .init(timeout: .seconds(20)))
     }
 

@@ -24,12 +24,12 @@ final class LiveService: Sendable {
                 connectionString: databaseURL, size: poolSize, maxWaiters: maxWaiters, acquireTimeout: acquireTimeout,
                 connectTimeout: .seconds(2)))
         let database = Database(pool: pool)
-        let keyring = Keyring.generate().ring
+        let keyring = SecretsTranscript.notingKeyring(Keyring.generate()).ring
         let apps = PostgresAppStore(database: database, keyring: keyring)
         let keys = PostgresKeyStore(database: database)
         let app = try await apps.addApp(
             AppDraft(name: "live", facebookAppID: "4242", secret: "s3cret", redirectURIs: [], requiredPermissions: []))
-        key = try await keys.addKey(appID: app.id, scopes: [.sessions]).text
+        key = SecretsTranscript.noted("api key", try await keys.addKey(appID: app.id, scopes: [.sessions]).text)
         metrics = MetricsRegistry()
         let services = Services(
             apps: apps, keys: keys,
@@ -38,10 +38,10 @@ final class LiveService: Sendable {
             maxSlots: 8)
         let router = Router(
             routes: APIRoutes.all(services) + extraRoutes(database), keys: keys,
-            observer: Observer(metrics: metrics, logger: Logger(label: "http", level: .error)))
+            observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))
         var configuration = ServerConfiguration()
         configuration.port = 0
-        server = try Server(configuration: configuration, handler: router)
+        server = try Server(configuration: configuration, handler: SecretsTranscript.recording(router))
     }
 
     /// One request over a new connection (blocking; call inside `onThread`).

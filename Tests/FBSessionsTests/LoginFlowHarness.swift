@@ -31,9 +31,11 @@ final class LoginFlowHarness: Sendable {
         let keys = PostgresKeyStore(database: database)
         otherApp = try await apps.addApp(
             AppDraft(
-                name: "other-shop", facebookAppID: "777000111", secret: "other-shop-secret",
+                name: "other-shop", facebookAppID: "777000111",
+                secret: SecretsTranscript.noted("app secret", "other-shop-secret"),
                 redirectURIs: ["https://other.example/callback"], requiredPermissions: []))
-        otherKey = try await keys.addKey(appID: otherApp.id, scopes: Scope.allCases).text
+        otherKey = SecretsTranscript.noted(
+            "api key", try await keys.addKey(appID: otherApp.id, scopes: Scope.allCases).text)
         let flow = LoginFlow(
             sessions: base.sessions, states: PostgresLoginStateStore(database: database),
             configuration: .init(dialogURL: base.emulator.dialogBaseURL + "/", graphVersion: Self.graphVersion))
@@ -46,9 +48,10 @@ final class LoginFlowHarness: Sendable {
         configuration.port = 0
         server = try Server(
             configuration: configuration,
-            handler: Router(
-                routes: APIRoutes.all(services), keys: keys,
-                observer: Observer(metrics: metrics, logger: Logger(label: "http", level: .error))))
+            handler: SecretsTranscript.recording(
+                Router(
+                    routes: APIRoutes.all(services), keys: keys,
+                    observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))))
     }
 
     func stop() {

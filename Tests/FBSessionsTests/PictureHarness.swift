@@ -50,18 +50,19 @@ final class PictureHarness: Sendable {
         databaseURL = try TestDatabase.create()
         pool = PostgresPool(configuration: .init(connectionString: databaseURL, size: 8, connectTimeout: .seconds(2)))
         database = Database(pool: pool)
-        let (keyring, _) = Keyring.generate()
+        let (keyring, _) = SecretsTranscript.notingKeyring(Keyring.generate())
         facebookApp = try emulator.registerApp(requiresProof: true)
         let apps = PostgresAppStore(database: database, keyring: keyring)
         app = try await apps.addApp(
             AppDraft(name: "shop", facebookAppID: facebookApp.id, secret: facebookApp.secret, redirectURIs: [],
                      requiredPermissions: []))
         let keys = PostgresKeyStore(database: database)
-        key = try await keys.addKey(appID: app.id, scopes: [.sessions]).text
+        key = SecretsTranscript.noted("api key", try await keys.addKey(appID: app.id, scopes: [.sessions]).text)
         graph = try GraphClient(
             configuration: .init(
                 baseURL: "http://127.0.0.1:\(emulatorServer.port)", timeout: .seconds(3),
-                retry: .init(maxAttempts: 2, baseDelay: .milliseconds(10)), allowsPlainHTTP: true))
+                retry: .init(maxAttempts: 2, baseDelay: .milliseconds(10)), allowsPlainHTTP: true),
+            logger: SecretsTranscript.logger("fbsessiond.graph"))
         sessions = SessionService(
             store: PostgresSessionStore(database: database, keyring: keyring), graph: graph, apps: apps,
             policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
@@ -74,10 +75,10 @@ final class PictureHarness: Sendable {
             metrics: metrics, openAPIDocument: [], sessions: sessions, maxSlots: 8, pictures: pictures)
         let router = Router(
             routes: APIRoutes.all(services), keys: keys,
-            observer: Observer(metrics: metrics, logger: Logger(label: "http", level: .error)))
+            observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))
         var serverConfiguration = ServerConfiguration()
         serverConfiguration.port = 0
-        server = try Server(configuration: serverConfiguration, handler: router)
+        server = try Server(configuration: serverConfiguration, handler: SecretsTranscript.recording(router))
         client = try Client(configuration: .init(timeout: .seconds(20)))
     }
 

@@ -36,9 +36,10 @@ final class SecondInstance: Sendable {
         configuration.port = 0
         server = try Server(
             configuration: configuration,
-            handler: Router(
-                routes: APIRoutes.all(services), keys: keys,
-                observer: Observer(metrics: metrics, logger: Logger(label: "http", level: .error))))
+            handler: SecretsTranscript.recording(
+                Router(
+                    routes: APIRoutes.all(services), keys: keys,
+                    observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))))
     }
 
     func call(_ method: String, _ path: String, key: String? = nil) async throws -> SessionHarness.Reply {
@@ -60,8 +61,12 @@ enum PostgresAppStoreFactory {
     static func otherAppKey(_ harness: SessionHarness) async throws -> String {
         let database = Database(pool: harness.pool)
         let app = try await PostgresAppStore(database: database, keyring: harness.keyring).addApp(
-            AppDraft(name: "other", facebookAppID: "999000111", secret: "other-secret", redirectURIs: [], requiredPermissions: []))
-        return try await PostgresKeyStore(database: database).addKey(appID: app.id, scopes: Scope.allCases).text
+            AppDraft(
+                name: "other", facebookAppID: "999000111",
+                secret: SecretsTranscript.noted("app secret", "other-secret"), redirectURIs: [],
+                requiredPermissions: []))
+        let made = try await PostgresKeyStore(database: database).addKey(appID: app.id, scopes: Scope.allCases)
+        return SecretsTranscript.noted("api key", made.text)
     }
 }
 

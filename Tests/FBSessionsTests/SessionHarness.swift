@@ -44,7 +44,7 @@ final class SessionHarness: Sendable {
         databaseURL = try TestDatabase.create()
         pool = PostgresPool(configuration: .init(connectionString: databaseURL, size: 6, connectTimeout: .seconds(2)))
         let database = Database(pool: pool)
-        (keyring, keyringText) = Keyring.generate()
+        (keyring, keyringText) = SecretsTranscript.notingKeyring(Keyring.generate())
         facebookApp = try emulator.registerApp(redirectURIs: ["https://shop.example/callback"])
         let apps = PostgresAppStore(database: database, keyring: keyring)
         app = try await apps.addApp(
@@ -52,14 +52,16 @@ final class SessionHarness: Sendable {
                 name: "shop", facebookAppID: facebookApp.id, secret: facebookApp.secret,
                 redirectURIs: ["https://shop.example/callback"], requiredPermissions: requiredPermissions))
         let stored = PostgresKeyStore(database: database)
-        key = try await stored.addKey(appID: app.id, scopes: Scope.allCases).text
-        sessionsKey = try await stored.addKey(appID: app.id, scopes: [.sessions]).text
+        key = SecretsTranscript.noted("api key", try await stored.addKey(appID: app.id, scopes: Scope.allCases).text)
+        sessionsKey = SecretsTranscript.noted(
+            "api key", try await stored.addKey(appID: app.id, scopes: [.sessions]).text)
         let keys: any KeyStore = keyCacheTTL > 0 ? CachedKeyStore(stored, ttl: keyCacheTTL) : stored
         self.keys = keys
         graph = try GraphClient(
             configuration: .init(
                 baseURL: "http://127.0.0.1:\(emulatorServer.port)", timeout: .seconds(3),
-                retry: .init(maxAttempts: 2, baseDelay: .milliseconds(20)), allowsPlainHTTP: true))
+                retry: .init(maxAttempts: 2, baseDelay: .milliseconds(20)), allowsPlainHTTP: true),
+            logger: SecretsTranscript.logger("fbsessiond.graph"))
         store = PostgresSessionStore(database: database, keyring: keyring)
         sessions = SessionService(
             store: store, graph: graph, apps: apps,
@@ -72,10 +74,10 @@ final class SessionHarness: Sendable {
             metrics: metrics, openAPIDocument: [], sessions: sessions, maxSlots: maxSlots)
         let router = Router(
             routes: APIRoutes.all(services), keys: keys,
-            observer: Observer(metrics: metrics, logger: Logger(label: "http", level: .error)))
+            observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))
         var configuration = ServerConfiguration()
         configuration.port = 0
-        server = try Server(configuration: configuration, handler: router)
+        server = try Server(configuration: configuration, handler: SecretsTranscript.recording(router))
         client = try Client(configuration: .init(timeout: .seconds(20)))
     }
 

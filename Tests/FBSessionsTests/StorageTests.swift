@@ -8,7 +8,7 @@ import TestSupport
 
 /// Migrations and the PostgreSQL stores against a real database.
 @Suite(.enabled(if: TestDatabase.isEnabled)) struct StorageTests {
-    static let keyring = Keyring.generate().ring
+    static let keyring = SecretsTranscript.notingKeyring(Keyring.generate()).ring
 
     @Test func migrationsApplyOnceAndRecordChecksums() throws {
         let url = try TestDatabase.createEmpty()
@@ -78,7 +78,8 @@ import TestSupport
         let store = PostgresAppStore(database: Database(pool: pool), keyring: Self.keyring)
         let app = try await store.addApp(
             AppDraft(
-                name: "shop", facebookAppID: "123456", secret: "very-secret-app-secret",
+                name: "shop", facebookAppID: "123456",
+                secret: SecretsTranscript.noted("app secret", "very-secret-app-secret"),
                 redirectURIs: ["https://shop.example/cb"], requiredPermissions: ["email"]))
         #expect(try await store.app(named: "shop") == app)
         #expect(try await store.secret(ofApp: app.id) == "very-secret-app-secret")
@@ -106,6 +107,7 @@ import TestSupport
             AppDraft(name: "a", facebookAppID: "1", secret: "s", redirectURIs: [], requiredPermissions: []))
         let keys = PostgresKeyStore(database: database)
         let made = try await keys.addKey(appID: app.id, scopes: [.sessions, .tokensRead])
+        SecretsTranscript.noted("api key", made.text)
         let principal = try #require(try await keys.authenticate(made.text))
         #expect(principal.app.id == app.id && principal.allows(.tokensRead) && !principal.allows(.events))
         let stored = try await pool.query("SELECT key_hash FROM api_keys WHERE id = \(made.key.id)")

@@ -107,7 +107,7 @@ import TestSupport
             let id = try #require(try await harness.login(owner: "o\(index)", token: try harness.userToken(name: "U \(index)").token).json["id"] as? String)
             tokens[id] = try await harness.call("GET", "/v1/sessions/\(id)/token").json["access_token"] as? String
         }
-        let newKey = Keyring.generate(id: "k2").text
+        let newKey = SecretsTranscript.notingKeyring(Keyring.generate(id: "k2")).text
         let oldKey = "\(harness.keyring.currentKeyID):" + (try await oldKeyText(harness))
         let rotated = try Keyring(parsing: newKey + "," + oldKey)
         let database = Database(pool: harness.pool)
@@ -130,7 +130,7 @@ import TestSupport
     @Test func reencryptMovesTheAppSecretWhileLoginsReferenceTheApp() async throws {
         let harness = try await SessionHarness()
         defer { harness.stop() }
-        let newKey = Keyring.generate(id: "k2").text
+        let newKey = SecretsTranscript.notingKeyring(Keyring.generate(id: "k2")).text
         let oldKey = "\(harness.keyring.currentKeyID):" + (try await oldKeyText(harness))
         let reencryptor = Reencryptor(database: Database(pool: harness.pool), keyring: try Keyring(parsing: newKey + "," + oldKey))
         // What an in-flight login's INSERT INTO sessions holds on the app row until it commits.

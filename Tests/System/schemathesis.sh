@@ -4,6 +4,9 @@
 # Prepares live data for the dictionaries in schemathesis.toml: emulator users with fresh tokens, two owners
 # logged in through the service. The key never reaches the output: schemathesis prints headers filtered, and
 # everything it prints passes through a filter that masks the key and the tokens anyway.
+# With FBS_SECRETS_PART set (the secrets transcript, scripts/test-system), every response schemathesis received is
+# kept there as responses-schemathesis.txt for the whole-run secrets scan (from its HAR report, exact bytes; the
+# HAR itself, whose requests carry the key, is deleted).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -44,7 +47,16 @@ for line in sys.stdin:
     sys.stdout.flush()
 ' "$work/tokens.dict" "$FBS_API_KEY"
 }
+reports=(--report junit --report-dir "$work/report")
+if [ -n "${FBS_SECRETS_PART:-}" ]; then
+    reports=(--report "junit,har" --report-dir "$work/report" --report-har-path "$work/responses.har"
+        --report-preserve-bytes)
+fi
 status=0
 (cd "$work" && schemathesis --config-file "$work/schemathesis.toml" run "$FBS_URL/openapi.yaml" \
-    --url "$FBS_URL" --request-timeout 40 --report junit --report-dir "$work/report" 2>&1) | mask || status=$?
+    --url "$FBS_URL" --request-timeout 40 "${reports[@]}" 2>&1) | mask || status=$?
+if [ -n "${FBS_SECRETS_PART:-}" ]; then
+    python3 "$here/../../tools/secrets/transcript.py" har2responses "$work/responses.har" \
+        "$FBS_SECRETS_PART/responses-schemathesis.txt" || status=1
+fi
 exit "$status"

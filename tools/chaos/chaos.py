@@ -64,7 +64,7 @@ def main():
         test_started = time.monotonic()
         stack = None
         try:
-            stack = stacklib.Stack(binary, root, keep=options.keep)
+            stack = stacklib.Stack(binary, root, keep=options.keep, name=f"chaos-{name}")
             kwargs = {"graph-faults": {"outage": options.outage},
                       "pg-restart": {"stop_mode": options.pg_stop}}.get(name, {})
             test(stack, options.quick, **kwargs)

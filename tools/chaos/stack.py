@@ -3,6 +3,11 @@
 Everything started here is registered with a `Stack` and ended by `Stack.close()` (the caller runs it in a
 `finally`). Secrets (API keys, access tokens, encryption keys) live in memory only and are never printed; the
 service's own logs go to files under the work directory, which is deleted at the end unless `keep` is set.
+
+With the secrets transcript on (FBS_SECRETS_TRANSCRIPT_DIR, tools/secrets/transcript.py) the services log at debug
+level, the keys are noted in the run's ledger, every response of a service that `request()` receives is recorded
+(not the emulator's: it plays Facebook and hands out tokens), and `close()`
+keeps the service and PostgreSQL logs and a pg_dump in the run directory's folder `name` first.
 """
 
 import base64
@@ -13,9 +18,13 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.parse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "secrets"))
+import transcript  # noqa: E402
 
 PG_BIN = os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin")
 DEMO_APP_ID = "1000000000000001"
@@ -33,7 +42,13 @@ def free_port():
 
 
 def new_key(kid):
-    return f"{kid}:{base64.b64encode(os.urandom(32)).decode()}"
+    key = f"{kid}:{base64.b64encode(os.urandom(32)).decode()}"
+    transcript.note_keyring(key)
+    return key
+
+
+# Where request() records the responses it receives: the current stack's (tests run one at a time).
+responses = transcript.ResponseFile(None)
 
 
 class Response:
@@ -53,8 +68,9 @@ class Response:
         return self.headers.get(name.lower())
 
 
-def request(base, method, path, body=None, key=None, timeout=30.0):
-    """One HTTP request on a fresh connection. Raises OSError/http.client errors on resets and timeouts."""
+def request(base, method, path, body=None, key=None, timeout=30.0, record=True):
+    """One HTTP request on a fresh connection. Raises OSError/http.client errors on resets and timeouts.
+    `record=False` keeps the answer out of the secrets transcript (the emulator's answers)."""
     parsed = urllib.parse.urlsplit(base)
     connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=timeout)
     headers = {"Connection": "close"}
@@ -69,6 +85,8 @@ def request(base, method, path, body=None, key=None, timeout=30.0):
         connection.request(method, path, body=data, headers=headers)
         answer = connection.getresponse()
         payload = answer.read()
+        if record:
+            responses.add(method, path, answer.status, answer.getheaders(), payload)
         return Response(answer.status, {k.lower(): v for k, v in answer.getheaders()}, payload,
                         time.monotonic() - started)
     finally:
@@ -135,12 +153,12 @@ class Emulator:
 
     def _up(self):
         try:
-            return request(self.url, "GET", "/__emulator/", timeout=2).status == 200
+            return request(self.url, "GET", "/__emulator/", timeout=2, record=False).status == 200
         except OSError:
             return False
 
     def control(self, method, path, body=None):
-        answer = request(self.url, method, "/__emulator/" + path, body=body, timeout=10)
+        answer = request(self.url, method, "/__emulator/" + path, body=body, timeout=10, record=False)
         if answer.status >= 300:
             raise ChaosError(f"emulator {method} {path}: {answer.status} {answer.body[:300]!r}")
         return answer.json()
@@ -233,12 +251,15 @@ class Service:
 class Stack:
     """PostgreSQL + emulator + migrated database with the demo app and an API key; services on demand."""
 
-    def __init__(self, binary, root, keep=False):
+    def __init__(self, binary, root, keep=False, name="chaos"):
+        global responses
         self.binary = binary
         self.root = root
         self.keep = keep
         self.processes = []
         self.services = []
+        self.part = transcript.part(name)
+        responses = transcript.ResponseFile(self.part)
         self.work = tempfile.mkdtemp(prefix="fbs-chaos.")
         os.chmod(self.work, 0o755)
         self.pg = None
@@ -256,7 +277,7 @@ class Stack:
                 "FBS_PICTURE_HOSTS": "127.0.0.1",
                 "FBS_PICTURE_ALLOW_HTTP": "true",
                 "FBS_SWEEP_INTERVAL": "0",
-                "FBS_LOG_LEVEL": "info",
+                "FBS_LOG_LEVEL": "info" if self.part is None else "debug",
             }
             self.admin(["migrate"])
             secret = f"{self.work}/app-secret"
@@ -267,6 +288,7 @@ class Stack:
             out = self.admin(["key", "add", "--app", "chaos", "--scope", "sessions", "--scope", "events",
                               "--scope", "tokens:read"])
             self.api_key = out.strip().splitlines()[-1]
+            transcript.note("api key", self.api_key)
             self.app_id = self.pg.scalar("SELECT id FROM apps WHERE name = 'chaos'")
         except BaseException:
             self.close()
@@ -297,6 +319,12 @@ class Stack:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        if self.part is not None:
+            if self.pg is not None and self.pg.running():
+                transcript.pg_dump(self.part, PG_BIN, self.pg.url)
+            logs = [os.path.join(self.work, name) for name in sorted(os.listdir(self.work))
+                    if name.endswith(".log") and name != "emulator.log"]
+            transcript.keep_files(self.part, logs + [os.path.join(self.work, "pg", "postgres.log")])
         if self.pg is not None and self.pg.running():
             try:
                 self.pg.stop("immediate")

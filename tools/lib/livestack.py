@@ -7,6 +7,11 @@ stops them and removes the cluster.
 
 The key, the encryption key and the app secret are kept in memory and in files under the stack's directory
 (mode 0700); nothing here prints them.
+
+With the secrets transcript on (FBS_SECRETS_TRANSCRIPT_DIR, tools/secrets/transcript.py), the service logs at
+debug level whatever `log_level` says, the keys are noted in the run's ledger, `responses` records what the caller
+adds to it, and `stop()` keeps the service, command and PostgreSQL logs and a pg_dump in the run directory's
+folder `name` (or `name-2`, ...) before the cluster is removed.
 """
 
 import base64
@@ -16,11 +21,14 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tools", "secrets"))
+import transcript  # noqa: E402
 DEMO_APP_ID = "1000000000000001"
 DEMO_APP_SECRET = "demo-app-secret-for-the-local-emulator"
 
@@ -38,10 +46,14 @@ def sh_lib(command):
 
 
 class Stack:
-    def __init__(self, env=None, binary=None, log_level="info"):
+    def __init__(self, env=None, binary=None, log_level="info", name="livestack"):
         self.binary = binary or os.path.join(ROOT, ".build/debug/fbsessiond")
         if not os.access(self.binary, os.X_OK):
             raise SystemExit("build first: swift build (no %s)" % self.binary)
+        self.part = transcript.part(name)
+        if self.part is not None:
+            log_level = "debug"
+        self.responses = transcript.ResponseFile(self.part)
         self.work = tempfile.mkdtemp(prefix="fbs-hostile.", dir="/tmp")
         os.chmod(self.work, 0o755)
         self.processes = []
@@ -58,6 +70,7 @@ class Stack:
                       % (self.pg_bin, self.pg_dir)).strip()
         self.database_url = "postgresql://postgres@127.0.0.1:%s/postgres" % port
         self.encryption_key = base64.b64encode(os.urandom(32)).decode()
+        transcript.note_keyring(self.encryption_key)
         self.emulator_port = free_port()
         self.port = free_port()
         self.url = "http://127.0.0.1:%d" % self.port
@@ -81,6 +94,7 @@ class Stack:
                           "--facebook-app-secret-file", secret_file, "--redirect-uri", self.url + "/callback"])
         self.key = self.run_command(["key", "add", "--app", "hostile", "--scope", "sessions", "--scope", "events",
                                      "--scope", "tokens:read"]).strip().splitlines()[-1]
+        transcript.note("api key", self.key)
         self.service = self._spawn([self.binary, "serve"], self.service_log)
         self.wait_ready()
 
@@ -154,6 +168,11 @@ class Stack:
                 except (OSError, subprocess.TimeoutExpired):
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait()
+        if self.part is not None and getattr(self, "database_url", None):
+            transcript.pg_dump(self.part, self.pg_bin, self.database_url)
+            logs = [os.path.join(self.work, name) for name in sorted(os.listdir(self.work))
+                    if name.endswith(".log") and name != "emulator.log"]
+            transcript.keep_files(self.part, logs + [os.path.join(self.pg_dir, "postgres.log")])
         sh_lib('PG_BIN="%s"; fbs_test_cluster_remove "%s"' % (self.pg_bin, self.pg_dir))
         if os.environ.get("FBS_KEEP_WORK") != "1":
             shutil.rmtree(self.work, ignore_errors=True)
