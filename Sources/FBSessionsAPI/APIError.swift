@@ -63,6 +63,12 @@ public struct APIError: Error, Sendable {
             var mapped = APIError(401, .unauthorized, "Send a valid API key as Authorization: Bearer <key>.")
             mapped.headers.add("WWW-Authenticate", "Bearer")
             return mapped
+        case is CancellationError:
+            // The request's task was cancelled: its deadline passed (the client already got 503 `timeout`) or
+            // the server is stopping. Nobody reads this answer; it says the same and is no unexpected error.
+            var mapped = APIError(503, .timeout, "The request took too long; try again.")
+            mapped.headers.add("Retry-After", "1")
+            return mapped
         case ServiceError.databaseUnavailable:
             var mapped = APIError(503, .databaseUnavailable, "The database is unavailable; try again shortly.")
             mapped.headers.add("Retry-After", "1")

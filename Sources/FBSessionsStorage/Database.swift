@@ -23,8 +23,16 @@ public struct Database: Sendable {
         }
     }
 
-    /// Runs `body` in a transaction on a pooled connection.
+    /// Runs `body` in a transaction on a pooled connection, through ``PostgresPool/transaction(_:)``: a
+    /// transaction PostgreSQL aborts as a deadlock victim or a serialization failure runs again (a few times),
+    /// so `body` must act only on the database.
+    /// - Throws: ``ServiceError/databaseUnavailable`` when no connection can be had or the connection is lost;
+    ///   other errors as thrown.
     public func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        try await run { connection in try connection.transaction(body) }
+        do {
+            return try await pool.transaction(body)
+        } catch let error as PostgresError where error.isUnavailable {
+            throw ServiceError.databaseUnavailable
+        }
     }
 }
