@@ -64,6 +64,30 @@ private struct DemoHandler: RequestHandler {
 /// A body well past the zero-copy threshold, with a pattern that shows any misplaced byte.
 private let bigBody: [UInt8] = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
 
+/// Sends `rounds` GETs on each of `clients` kept-alive connections at once (`path(client, round)`), and returns
+/// a line for every reply `isRight` refuses and every connection that failed.
+private func exchangeConcurrently(
+    port: Int, clients: Int, rounds: Int, path: @Sendable (Int, Int) -> String,
+    isRight: @Sendable (String, RawConnection.Reply) -> Bool
+) -> [String] {
+    let failures = NSLock()
+    nonisolated(unsafe) var lines: [String] = []
+    DispatchQueue.concurrentPerform(iterations: clients) { client in
+        do {
+            let connection = try RawConnection(port: port)
+            for round in 0..<rounds {
+                let target = path(client, round)
+                connection.send(get(target))
+                let reply = try connection.readReply()
+                if !isRight(target, reply) { failures.withLock { lines.append("\(target): \(reply.status)") } }
+            }
+        } catch {
+            failures.withLock { lines.append("client \(client): \(error)") }
+        }
+    }
+    return lines
+}
+
 /// Exchange records gathered from the server's threads.
 private final class RecordLog: @unchecked Sendable {
     private let lock = NSLock()
@@ -107,25 +131,12 @@ struct ServerTests {
         try await onThread {
             let (server, _) = try makeServer()
             defer { server.shutdown() }
-            let failures = RecordLog()
-            DispatchQueue.concurrentPerform(iterations: 6) { client in
-                do {
-                    let connection = try RawConnection(port: server.port)
-                    for round in 0..<20 {
-                        let path = (client + round) % 2 == 0 ? "/at-once" : "/foreign"
-                        connection.send(get(path))
-                        let reply = try connection.readReply()
-                        let expected = path == "/at-once" ? #"{"at_once":true}"# : #"{"foreign":7}"#
-                        if reply.status != 200 || reply.text != expected {
-                            failures.append(ExchangeRecord(
-                                requestID: "-", method: "GET", route: path, status: reply.status, duration: 0, outcome: .completed))
-                        }
-                    }
-                } catch {
-                    failures.append(ExchangeRecord(requestID: "-", method: "GET", route: "\(error)", status: nil, duration: 0, outcome: .aborted))
-                }
+            let failures = exchangeConcurrently(port: server.port, clients: 6, rounds: 20) { client, round in
+                (client + round) % 2 == 0 ? "/at-once" : "/foreign"
+            } isRight: { path, reply in
+                reply.status == 200 && reply.text == (path == "/at-once" ? #"{"at_once":true}"# : #"{"foreign":7}"#)
             }
-            #expect(failures.all.isEmpty, "\(failures.all.map { "\($0.route ?? "-") \($0.status ?? 0)" })")
+            #expect(failures.isEmpty, "\(failures)")
         }
     }
 
@@ -135,23 +146,10 @@ struct ServerTests {
         try await onThread {
             let (server, _) = try makeServer()
             defer { server.shutdown() }
-            let failures = RecordLog()
-            DispatchQueue.concurrentPerform(iterations: 4) { _ in
-                do {
-                    let connection = try RawConnection(port: server.port)
-                    for _ in 0..<10 {
-                        connection.send(get("/big"))
-                        let reply = try connection.readReply()
-                        if reply.status != 200 || reply.body != bigBody {
-                            failures.append(ExchangeRecord(
-                                requestID: "-", method: "GET", route: "/big", status: reply.status, duration: 0, outcome: .completed))
-                        }
-                    }
-                } catch {
-                    failures.append(ExchangeRecord(requestID: "-", method: "GET", route: "\(error)", status: nil, duration: 0, outcome: .aborted))
-                }
+            let failures = exchangeConcurrently(port: server.port, clients: 4, rounds: 10) { _, _ in "/big" } isRight: {
+                _, reply in reply.status == 200 && reply.body == bigBody
             }
-            #expect(failures.all.isEmpty, "\(failures.all.map { "\($0.route ?? "-") \($0.status ?? 0)" })")
+            #expect(failures.isEmpty, "\(failures)")
         }
     }
 
