@@ -279,7 +279,7 @@ final class ServerCore: @unchecked Sendable {
             }
         }
         let owner = BodyOwner(body)
-        let context = Unmanaged.passRetained(owner).toOpaque()
+        let context = Unmanaged.passRetained(owner).toOpaque()  // balanced by releaseBodyThunk, or just below
         let made = MHD_create_response_from_buffer_with_free_callback_cls(
             owner.count, UnsafeMutableRawPointer(mutating: owner.start), releaseBodyThunk, context)
         if made == nil {

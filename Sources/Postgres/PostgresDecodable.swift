@@ -15,13 +15,23 @@ public protocol PostgresDecodable {
     ///
     /// - Parameter postgresBytes: The column value as PostgreSQL prints it, UTF-8.
     /// - Throws: `PostgresError` with code `.decodingFailed` if the text is not a valid value of this type.
-    init(postgresBytes: UnsafeBufferPointer<UInt8>) throws
+    init(postgresBytes: PostgresBytes) throws
 }
 
 extension PostgresDecodable {
-    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
-        try self.init(postgresText: String(decoding: postgresBytes, as: UTF8.self))
+    public init(postgresBytes: PostgresBytes) throws {
+        try self.init(postgresText: postgresBytes.text)
     }
+}
+
+/// One value's text as libpq returned it, valid only during the decoding call that receives it. Outside this
+/// module only its ``text`` can be read; the types this module decodes read the bytes themselves.
+public struct PostgresBytes {
+    /// The bytes, borrowed from the result's storage.
+    let buffer: UnsafeBufferPointer<UInt8>
+
+    /// The value as a `String` (UTF-8).
+    public var text: String { String(decoding: buffer, as: UTF8.self) }
 }
 
 /// Decimal digits with an optional sign, as PostgreSQL prints integers; nil for anything else or on overflow.
@@ -59,8 +69,8 @@ extension String: PostgresDecodable {
         self = postgresText
     }
 
-    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
-        self = String(decoding: postgresBytes, as: UTF8.self)
+    public init(postgresBytes: PostgresBytes) throws {
+        self = postgresBytes.text
     }
 }
 
@@ -71,8 +81,8 @@ extension Int: PostgresDecodable {
         self = value
     }
 
-    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
-        guard let value = parseInteger(postgresBytes) else { throw PostgresError.cannotDecode(Int.self) }
+    public init(postgresBytes: PostgresBytes) throws {
+        guard let value = parseInteger(postgresBytes.buffer) else { throw PostgresError.cannotDecode(Int.self) }
         self = Int(value)
     }
 }
@@ -92,8 +102,8 @@ extension Int64: PostgresDecodable {
         self = value
     }
 
-    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
-        guard let value = parseInteger(postgresBytes) else { throw PostgresError.cannotDecode(Int64.self) }
+    public init(postgresBytes: PostgresBytes) throws {
+        guard let value = parseInteger(postgresBytes.buffer) else { throw PostgresError.cannotDecode(Int64.self) }
         self = value
     }
 }
@@ -108,15 +118,15 @@ extension Bool: PostgresDecodable {
         }
     }
 
-    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
-        if postgresBytes.count == 1 {
-            switch postgresBytes[0] {
+    public init(postgresBytes: PostgresBytes) throws {
+        if postgresBytes.buffer.count == 1 {
+            switch postgresBytes.buffer[0] {
             case UInt8(ascii: "t"): self = true
             case UInt8(ascii: "f"): self = false
             default: throw PostgresError.cannotDecode(Bool.self)
             }
         } else {
-            try self.init(postgresText: String(decoding: postgresBytes, as: UTF8.self))
+            try self.init(postgresText: postgresBytes.text)
         }
     }
 }
@@ -145,8 +155,8 @@ extension Date: PostgresDecodable {
         self = try PostgresTimestamp.parse(postgresText)
     }
 
-    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
-        self = try PostgresTimestamp.parse(postgresBytes)
+    public init(postgresBytes: PostgresBytes) throws {
+        self = try PostgresTimestamp.parse(postgresBytes.buffer)
     }
 }
 
@@ -156,7 +166,7 @@ extension Array: PostgresDecodable where Element: PostgresArrayElement {
         self = try Element.postgresArray(from: postgresText)
     }
 
-    public init(postgresBytes: UnsafeBufferPointer<UInt8>) throws {
+    public init(postgresBytes: PostgresBytes) throws {
         self = try Element.postgresArray(fromBytes: postgresBytes)
     }
 }

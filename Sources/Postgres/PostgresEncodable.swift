@@ -97,12 +97,12 @@ public protocol PostgresArrayElement: Sendable {
     static func postgresArray(from text: String) throws -> [Self]
 
     /// ``postgresArray(from:)`` over the bytes libpq returned. The default makes a `String` first.
-    static func postgresArray(fromBytes bytes: UnsafeBufferPointer<UInt8>) throws -> [Self]
+    static func postgresArray(fromBytes bytes: PostgresBytes) throws -> [Self]
 }
 
 extension PostgresArrayElement {
-    public static func postgresArray(fromBytes bytes: UnsafeBufferPointer<UInt8>) throws -> [Self] {
-        try postgresArray(from: String(decoding: bytes, as: UTF8.self))
+    public static func postgresArray(fromBytes bytes: PostgresBytes) throws -> [Self] {
+        try postgresArray(from: bytes.text)
     }
 }
 
@@ -129,7 +129,7 @@ extension String: PostgresArrayElement {
         try PostgresTextArray.decode(text)
     }
 
-    public static func postgresArray(fromBytes bytes: UnsafeBufferPointer<UInt8>) throws -> [String] {
-        try PostgresTextArray.decode(bytes)
+    public static func postgresArray(fromBytes bytes: PostgresBytes) throws -> [String] {
+        try PostgresTextArray.decode(bytes.buffer)
     }
 }

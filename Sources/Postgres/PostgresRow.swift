@@ -80,7 +80,7 @@ public struct PostgresRow: Sendable {
     ) throws -> T? {
         do {
             return try storage.withValue(at: index * storage.columns.count + position) {
-                try T(postgresBytes: $0)
+                try T(postgresBytes: PostgresBytes(buffer: $0))
             }
         } catch let error as PostgresError {
             // The conformer's message never contains the value; add which column it was.
