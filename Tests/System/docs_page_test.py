@@ -13,6 +13,7 @@ Manager never runs and nothing is downloaded. Prints one PASS line per check, a 
 "docs_page: N passed, M failed" line, and exits non-zero on any failure.
 """
 
+import hashlib
 import json
 import os
 import sys
@@ -40,8 +41,11 @@ class Failure(Exception):
 
 
 def mask(secret):
-    """A secret as its first 8 characters and its length: enough to tell keys apart, not to use one."""
-    return "%s…(%d chars)" % (secret[:8], len(secret)) if secret else "(empty)"
+    """A secret as a short fingerprint of its SHA-256 and its length: enough to tell two apart, and no character
+    of it is printed."""
+    if not secret:
+        return "(empty)"
+    return "sha256:%s…(%d chars)" % (hashlib.sha256(secret.encode()).hexdigest()[:8], len(secret))
 
 
 def http(method, url, key=None, body=None):
