@@ -7,10 +7,7 @@
 --   BENCH_IDS         how many loaded sessions there are (ids ses_bench000000000001 ... ses_benchNNNNNNNNNNNN)
 --   BENCH_ETAG        sent as `If-None-Match` when set
 --
--- done() prints one line that bench/run parses:
---   BENCH rps=... requests=... p50_ms=... p90_ms=... p99_ms=... max_ms=... errors_status=... timeouts=...
---         errors_connect=... errors_read=... errors_write=...
--- errors_status is wrk's count of responses with a status of 400 or more.
+-- done() (bench/report.lua) prints the BENCH line that bench/run parses.
 
 local path = os.getenv("BENCH_PATH") or "/"
 local ids = tonumber(os.getenv("BENCH_IDS") or "0")
@@ -49,12 +46,5 @@ function request()
     return wrk.format("GET", prefix .. id .. suffix, headers)
 end
 
-function done(summary, latency, requests)
-    local seconds = summary.duration / 1000000
-    local e = summary.errors
-    io.write(string.format(
-        "BENCH rps=%.1f requests=%d p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f errors_status=%d timeouts=%d " ..
-            "errors_connect=%d errors_read=%d errors_write=%d\n",
-        summary.requests / seconds, summary.requests, latency:percentile(50) / 1000, latency:percentile(90) / 1000,
-        latency:percentile(99) / 1000, latency.max / 1000, e.status, e.timeout, e.connect, e.read, e.write))
-end
+-- done(): the BENCH line bench/run parses, shared with the other row scripts (bench/report.lua).
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "report.lua")

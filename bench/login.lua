@@ -8,7 +8,7 @@
 --
 -- Thread k of n takes the lines k, k+n, k+2n, ... and cycles through them; a token used again after the list
 -- has wrapped logs its user in for another owner, which is a distinct login.
--- done() prints the same BENCH line as get.lua.
+-- done() (bench/report.lua) prints the BENCH line that bench/run parses.
 
 local key = os.getenv("BENCH_KEY") or ""
 local tag = os.getenv("BENCH_TAG") or "0"
@@ -47,12 +47,5 @@ function request()
     return wrk.format("POST", "/v1/sessions", headers, body)
 end
 
-function done(summary, latency, requests)
-    local seconds = summary.duration / 1000000
-    local e = summary.errors
-    io.write(string.format(
-        "BENCH rps=%.1f requests=%d p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f errors_status=%d timeouts=%d " ..
-            "errors_connect=%d errors_read=%d errors_write=%d\n",
-        summary.requests / seconds, summary.requests, latency:percentile(50) / 1000, latency:percentile(90) / 1000,
-        latency:percentile(99) / 1000, latency.max / 1000, e.status, e.timeout, e.connect, e.read, e.write))
-end
+-- done(): the BENCH line bench/run parses, shared with the other row scripts (bench/report.lua).
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "report.lua")

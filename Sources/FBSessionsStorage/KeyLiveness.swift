@@ -33,4 +33,24 @@ enum KeyLiveness {
         guard try row.decode("key_live", as: Bool.self) else { throw ServiceError.keyRevoked }
         check.confirm()
     }
+
+    /// The answers of a batched statement with one row per item (``ReadBatcher``): the row named by
+    /// `batch_index` (1-based) settles its item's key check, then `answer` reads it. An error is that item's
+    /// answer only; an item no row names gets ``PostgresBatchMismatch``.
+    static func answers<Read, Answer>(
+        _ rows: PostgresRows, for reads: [Read], check: (Read) -> KeyCheck?,
+        _ answer: (Read, PostgresRow) throws -> Answer
+    ) -> [Result<Answer, any Error>] {
+        var answers = [Result<Answer, any Error>](repeating: .failure(PostgresBatchMismatch()), count: reads.count)
+        for row in rows {
+            guard let index = try? row.decode("batch_index", as: Int.self) - 1, answers.indices.contains(index) else {
+                continue
+            }
+            answers[index] = Result {
+                try settle(check(reads[index]), row)
+                return try answer(reads[index], row)
+            }
+        }
+        return answers
+    }
 }

@@ -27,22 +27,13 @@ extension PostgresPictureStore {
             LEFT JOIN picture_cache p ON p.app_id = s.app_id AND p.facebook_user_id = s.facebook_user_id
                 AND p.size_key = r.size_key
             """)
-        var answers = [Result<PictureLookup, any Error>](
-            repeating: .failure(PostgresBatchMismatch()), count: reads.count)
-        for row in rows {
-            guard let index = try? row.decode("batch_index", as: Int.self) - 1, answers.indices.contains(index) else {
-                continue
-            }
-            answers[index] = Result {
-                try KeyLiveness.settle(reads[index].check, row)
-                guard let state = try row.decode("state", as: String?.self) else { return .notFound }
-                guard state != "closed" else { return .closed }
-                let filling = try row.decode("filling_until", as: Date?.self).map { $0 > reads[index].now } ?? false
-                return .live(
-                    facebookUserID: try row.decode("facebook_user_id", as: String.self),
-                    cached: try Self.picture(from: row, includeBody: false), filling: filling)
-            }
+        return KeyLiveness.answers(rows, for: reads, check: \.check) { read, row in
+            guard let state = try row.decode("state", as: String?.self) else { return .notFound }
+            guard state != "closed" else { return .closed }
+            let filling = try row.decode("filling_until", as: Date?.self).map { $0 > read.now } ?? false
+            return .live(
+                facebookUserID: try row.decode("facebook_user_id", as: String.self),
+                cached: try Self.picture(from: row, includeBody: false), filling: filling)
         }
-        return answers
     }
 }

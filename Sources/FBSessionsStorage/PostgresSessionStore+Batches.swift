@@ -30,19 +30,10 @@ extension PostgresSessionStore {
                 \(reads.map { $0.check?.keyID ?? "" })::text[]) WITH ORDINALITY AS r(session_id, app_id, key_id, i)
             LEFT JOIN \(unsafeSQL: SessionRow.joined) ON s.id = r.session_id AND s.app_id = r.app_id
             """)
-        var answers = [Result<Session?, any Error>](
-            repeating: .failure(PostgresBatchMismatch()), count: reads.count)
-        for row in rows {
-            guard let index = try? row.decode("batch_index", as: Int.self) - 1, answers.indices.contains(index) else {
-                continue
-            }
-            answers[index] = Result {
-                try KeyLiveness.settle(reads[index].check, row)
-                guard try row.decode("id", as: String?.self) != nil else { return nil }
-                return try SessionRow.session(from: row)
-            }
+        return KeyLiveness.answers(rows, for: reads, check: \.check) { _, row in
+            guard try row.decode("id", as: String?.self) != nil else { return nil }
+            return try SessionRow.session(from: row)
         }
-        return answers
     }
 
     static func fetchOwnerLists(_ connection: PostgresConnection, _ reads: [OwnerListRead]) throws
