@@ -26,20 +26,25 @@ let package = Package(
         .target(name: "CMallocShims"),
 
         // One thin wrapper per C library; no C or Unsafe type in their public API.
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMallocShims", "Support"], swiftSettings: swiftSettings),
-        .target(name: "Postgres", dependencies: ["CLibPQ"], swiftSettings: swiftSettings),
-        .target(name: "HTTPClient", dependencies: ["CCurl", "CCurlShims"], swiftSettings: swiftSettings),
+        .target(
+            name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMallocShims", "Support", "InlineExecutor"],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "Postgres", dependencies: ["CLibPQ", "InlineExecutor"], swiftSettings: swiftSettings),
+        .target(name: "HTTPClient", dependencies: ["CCurl", "CCurlShims", "InlineExecutor"], swiftSettings: swiftSettings),
         .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
 
         // Pure Swift helpers.
         .target(name: "Support", swiftSettings: swiftSettings),
+        // The task executor that runs handler tasks on the thread that resumes them (see its type).
+        .target(name: "InlineExecutor", swiftSettings: swiftSettings),
         .target(name: "LocalCluster", swiftSettings: swiftSettings),
 
         // The service.
         .target(name: "FBSessionsCore", dependencies: ["Support", "Crypto"], swiftSettings: swiftSettings),
         .target(
             name: "FBSessionsStorage",
-            dependencies: ["FBSessionsCore", "Postgres", "Support", "Crypto"],
+            dependencies: ["FBSessionsCore", "Postgres", "Support", "Crypto", "InlineExecutor"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -82,7 +87,7 @@ let package = Package(
         .testTarget(name: "LocalClusterTests", dependencies: ["LocalCluster"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPServerTests",
-            dependencies: ["HTTPServer", "HTTPClient", "TestSupport"],
+            dependencies: ["HTTPServer", "HTTPClient", "TestSupport", "InlineExecutor"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import FBSessionsCore
 import Foundation
+import InlineExecutor
 import Postgres
 
 /// Coalesces concurrent reads of one kind into one statement (docs/caching.md, "Batched reads").
@@ -141,8 +142,12 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
             while let batch = nextBatch() {
                 do {
                     let answers = try fetch(connection, batch.map(\.item))
-                    for (index, waiter) in batch.enumerated() {
-                        waiter.continuation.resume(with: index < answers.count ? answers[index] : .failure(PostgresBatchMismatch()))
+                    // On the pool thread, no lock held: each waiter's handler goes on here at once.
+                    InlineTaskExecutor.runsResumedTasksHere {
+                        for (index, waiter) in batch.enumerated() {
+                            waiter.continuation.resume(
+                                with: index < answers.count ? answers[index] : .failure(PostgresBatchMismatch()))
+                        }
                     }
                 } catch {
                     let mapped = Self.map(error)

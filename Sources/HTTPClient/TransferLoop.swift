@@ -1,5 +1,6 @@
 internal import CCurl
 import Foundation
+import InlineExecutor
 
 /// Drives every transfer of one `Client` on one dedicated thread with a libcurl multi handle.
 ///
@@ -154,7 +155,8 @@ final class TransferLoop: @unchecked Sendable {
                 continue
             }
             multi.remove(transfer.easy)
-            transfer.complete(with: done.result)
+            // On the loop thread, no lock held: the caller's task may go on here at once.
+            InlineTaskExecutor.runsResumedTasksHere { transfer.complete(with: done.result) }
             transfer.releaseHandles()
         }
     }

@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Foundation
+import InlineExecutor
 import Synchronization
 
 /// The part of the server that libmicrohttpd calls into. Kept apart from ``Server`` so that the daemon, which
@@ -182,9 +183,11 @@ final class ServerCore: @unchecked Sendable {
     /// requests per second held hundreds of megabytes.
     private func run(_ work: @escaping @Sendable () async -> Response, for exchange: Exchange) {
         let box = ExchangeBox(exchange)
-        let task = Task.detached(executorPreference: InlineTaskExecutor.shared) { [self] in
-            let response = await work()
-            self.finish(box.exchange, with: response)
+        let task = InlineTaskExecutor.runsResumedTasksHere {
+            Task.detached(executorPreference: InlineTaskExecutor.shared) { [self] in
+                let response = await work()
+                self.finish(box.exchange, with: response)
+            }
         }
         lock.withLock {
             if case .waiting = exchange.state { exchange.task = task }

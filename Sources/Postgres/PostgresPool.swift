@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import InlineExecutor
 
 /// A fixed-size pool of PostgreSQL connections, each with its own worker thread.
 ///
@@ -222,7 +223,11 @@ public final class PostgresPool: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let job = PostgresPoolJob(
-                    run: { worker in continuation.resume(with: worker.run(retry: retry, body)) },
+                    run: { worker in
+                        let result = worker.run(retry: retry, body)
+                        // On the worker's thread, between jobs: the caller's task may go on here at once.
+                        InlineTaskExecutor.runsResumedTasksHere { continuation.resume(with: result) }
+                    },
                     fail: { error in continuation.resume(throwing: error) }
                 )
                 submit(job, id: id)

@@ -10,7 +10,7 @@ private struct DemoHandler: RequestHandler {
     func inspect(_ head: RequestHead) -> HeadDecision {
         switch (head.method, head.path) {
         case ("GET", "/hello"), ("POST", "/echo"), ("GET", "/slow"), ("GET", "/never"), ("GET", "/raw%2Fpath"),
-            ("GET", "/at-once"), ("GET", "/foreign"), ("GET", "/big"):
+            ("GET", "/at-once"), ("GET", "/foreign"), ("GET", "/big"), ("GET", "/reaped"):
             return .proceed(route: head.path)
         default:
             return .reject(.error(status: 404, code: "not_found", message: "No such route."), route: nil)
@@ -45,6 +45,17 @@ private struct DemoHandler: RequestHandler {
                     }
                 }
                 return .json(status: 200, body: Array(#"{"foreign":\#(value)}"#.utf8))
+            }
+        case "/reaped":
+            // Past the handler timeout the reaper cancels this task; `Task.sleep` resumes it from its cancellation
+            // handler, inside the reaper's `cancel()`. What follows opens and closes cancellation scopes, which must
+            // not happen while `cancel()` walks them (InlineTaskExecutor).
+            return .later {
+                try? await Task.sleep(nanoseconds: 30_000_000_000)
+                for _ in 0..<20 {
+                    await withTaskCancellationHandler { await Task.yield() } onCancel: {}
+                }
+                return .json(status: 200, body: [])
             }
         case "/never":
             return .later {
@@ -315,6 +326,22 @@ struct ServerTests {
             let reply = try connection.readReply()
             #expect(reply.status == 503)
             #expect(reply.headers["retry-after"] == "1")
+        }
+    }
+
+    /// Reaped handlers go on after their cancellation somewhere other than inside the reaper's `cancel()`: many at
+    /// once get their 503 and the server keeps serving (it crashed on a use after free before).
+    @Test func reapedHandlersGoOnOutsideTheReaper() async throws {
+        try await onThread {
+            let (server, _) = try makeServer { $0.handlerTimeout = 0.2 }
+            defer { server.shutdown() }
+            let failures = exchangeConcurrently(port: server.port, clients: 24, rounds: 1) { _, _ in "/reaped" } isRight: {
+                _, reply in reply.status == 503 && reply.headers["retry-after"] == "1"
+            }
+            #expect(failures.isEmpty, "\(failures)")
+            let connection = try RawConnection(port: server.port)
+            connection.send(get("/hello"))
+            #expect(try connection.readReply().status == 200)
         }
     }
 
