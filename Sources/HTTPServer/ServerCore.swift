@@ -177,8 +177,9 @@ final class ServerCore: @unchecked Sendable {
         }
     }
 
-    /// Runs a waiting handler on a task that prefers ``InlineTaskExecutor``: it starts on this thread and goes on,
-    /// after each suspension, on whichever thread resumed it. The handler timeout is enforced by ``reapExpired()``, not by a sleeping
+    /// Runs a waiting handler on a task that prefers `InlineTaskExecutor`: it starts on this thread and goes on,
+    /// after each suspension, on the thread that resumed it where that thread allows it (a pool or HTTP client
+    /// thread), else on a Dispatch worker. The handler timeout is enforced by ``reapExpired()``, not by a sleeping
     /// task per request: a cancelled `Task.sleep` keeps its timer until the deadline, which at thousands of
     /// requests per second held hundreds of megabytes.
     private func run(_ work: @escaping @Sendable () async -> Response, for exchange: Exchange) {
