@@ -77,6 +77,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "Postgres", "LocalCluster", "HTTPServer", "HTTPClient", "Support", "FBSessionsStorage", "GraphEmulator",
+                "InlineExecutor",
             ],
             swiftSettings: swiftSettings
         ),

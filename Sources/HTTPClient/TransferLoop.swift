@@ -19,6 +19,9 @@ final class TransferLoop: @unchecked Sendable {
         case running, stopping, stopped
     }
 
+    /// The loop thread's name, for debuggers and `top -H` (at most 15 bytes, Linux's limit).
+    static let threadName = "http-client"
+
     private let multi: MultiHandle
     private let lock = NSCondition()
     private var state = State.running
@@ -39,14 +42,20 @@ final class TransferLoop: @unchecked Sendable {
 
     /// Starts the loop thread. Call once.
     func start() {
-        lock.lock()
-        threadStarted = true
-        lock.unlock()
         let thread = Thread { [self] in
+            // On Linux a name set before `start()` never reaches the OS thread (it kept its creator's), and one set
+            // here is lost if the thread runs before `start()` has recorded it: passing through `lock`, which
+            // `start()` holds across `thread.start()`, orders the two (as `PostgresPoolWorker` does). Linux thread
+            // names hold at most 15 bytes; a longer one is refused and the thread keeps its creator's.
+            lock.lock()
+            lock.unlock()
+            Thread.current.name = Self.threadName
             run()
         }
-        thread.name = "HTTPClient.TransferLoop"
+        lock.lock()
+        threadStarted = true
         thread.start()
+        lock.unlock()
     }
 
     /// Hands `transfer` to the loop; fails it with `.shutdown` when the loop is stopping or stopped.

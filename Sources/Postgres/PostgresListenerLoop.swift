@@ -55,7 +55,8 @@ final class PostgresListenerLoop: @unchecked Sendable {
 
     func start() {
         let thread = Thread { [self] in
-            Thread.current.name = "postgres-listener"  // Set here: on Linux a name set before start() is lost.
+            // Set here: on Linux a name set before start() is lost. At most 15 bytes (Linux's limit).
+            Thread.current.name = "pg-listener"
             run()
             state.withLock { state in
                 state.listening = false

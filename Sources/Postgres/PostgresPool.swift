@@ -68,7 +68,7 @@ public final class PostgresPool: Sendable {
         self.state = LockedValue(State(idle: workers.reversed()))
         for (index, worker) in workers.enumerated() {
             worker.pool = self
-            worker.start(name: "postgres-pool-\(index)")
+            worker.start(name: "pg-pool-\(index)")
         }
     }
 

@@ -46,7 +46,8 @@ final class PostgresPoolWorker: @unchecked Sendable {
 
     /// Starts the worker thread.
     ///
-    /// - Parameter name: The thread name, for debuggers and `top -H`.
+    /// - Parameter name: The thread name, for debuggers and `top -H`; at most 15 bytes (Linux's limit: a longer
+    ///   one is refused and the thread keeps its creator's name).
     func start(name: String) {
         let thread = Thread { [self] in
             // On Linux a name set before `start()` never reaches the OS thread, and one set inside is lost

@@ -77,6 +77,20 @@ import TestSupport
         #expect(after.batches - before.batches < after.reads - before.reads)
     }
 
+    /// A status read's caller (a handler's task, which prefers the inline executor) goes on on the pool thread
+    /// that ran the batch, so its JSON is written there without a hop (docs/performance.md, round 3).
+    @Test func aBatchedReadsCallerGoesOnOnThePoolThread() async throws {
+        let harness = try await SessionHarness()
+        defer { harness.stop() }
+        let (_, token) = try harness.userToken()
+        let id = try #require(try await harness.login(owner: "i-1", token: token).json["id"] as? String)
+        let store = harness.store
+        let appID = harness.app.id
+        let (found, resumedOn) = try await threadAfterInlineAwait { try await store.session(id: id, appID: appID) }
+        #expect(found?.id == id)
+        #expect(resumedOn.hasPrefix("pg-pool-"), "\(resumedOn)")
+    }
+
     @Test func aFailedBatchFailsEveryWaiterAndTheNextBatchWorks() async throws {
         let harness = try await SessionHarness()
         defer { harness.stop() }

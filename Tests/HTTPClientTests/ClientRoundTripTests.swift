@@ -26,6 +26,17 @@ struct ClientRoundTripTests {
         }
     }
 
+    @Test("a handler's task goes on on the transfer loop's thread that finished its call")
+    func inlineCallerGoesOnOnTheLoop() async throws {
+        try await withScriptedPeer(echoScript) { peer, client in
+            let (response, resumedOn) = try await threadAfterInlineAwait {
+                try await client.execute(ClientRequest(method: "GET", url: "\(peer.baseURL)/inline"))
+            }
+            #expect(response.status == 200)
+            #expect(resumedOn == "http-client")
+        }
+    }
+
     @Test("a large POST body is sent at once, without Expect: 100-continue")
     func largeBody() async throws {
         try await withScriptedPeer(echoScript) { peer, client in

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import Postgres
 
@@ -46,7 +47,7 @@ struct PostgresPoolTests {
         let pool = try makePool()
         defer { pool.shutdown() }
         let threadName = try await pool.withConnection { _ in Thread.current.name ?? "" }
-        #expect(threadName.hasPrefix("postgres-pool-"))
+        #expect(threadName.hasPrefix("pg-pool-"))
         let table = "pool_tx_\(UInt32.random(in: 0...UInt32.max))"
         try await pool.execute(PostgresQuery(unsafeSQL: "CREATE TABLE \(table) (v int)"))
         let insert = PostgresQuery(unsafeSQL: "INSERT INTO \(table) VALUES (1)")
@@ -66,6 +67,16 @@ struct PostgresPoolTests {
         let count = try await pool.query(PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM \(table)"))
         #expect(try count.first?.decode("n", as: Int.self) == 1)
         try await pool.execute(PostgresQuery(unsafeSQL: "DROP TABLE \(table)"))
+    }
+
+    /// A handler's task (one that prefers the inline executor) goes on on the worker that ran its statement,
+    /// without a hop to another thread (docs/performance.md, round 3).
+    @Test func anInlineCallerGoesOnOnTheWorker() async throws {
+        let pool = try makePool()
+        defer { pool.shutdown() }
+        let (rows, resumedOn) = try await threadAfterInlineAwait { try await pool.query("SELECT 1 AS one") }
+        #expect(try rows.first?.decode("one", as: Int.self) == 1)
+        #expect(resumedOn.hasPrefix("pg-pool-"), "\(resumedOn)")
     }
 
     @Test func callersQueueWhenAllConnectionsAreBusy() async throws {
