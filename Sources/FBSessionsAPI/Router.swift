@@ -177,11 +177,11 @@ public struct Router: RequestHandler {
         guard head.path.hasPrefix("/") else {
             return .failure(Failure(error: APIError(404, .notFound, "No such route."), route: nil))
         }
-        // `==` on strings is canonical equivalence; the table holds what byte-equal paths match.
+        // Compared as bytes (`==` on strings is canonical equivalence): the table holds what byte-equal paths match.
         let length = head.path.utf8.count
-        if let literal = literalPaths.first(where: { $0.path.utf8.count == length && $0.path == head.path }),
-            literal.path.utf8.elementsEqual(head.path.utf8)
-        {
+        if let literal = literalPaths.first(where: {
+            $0.path.utf8.count == length && $0.path.utf8.elementsEqual(head.path.utf8)
+        }) {
             for found in literal.matches {
                 if found.route.method == method { return .success(found) }
                 allowed.append(found.route.method)

@@ -49,7 +49,7 @@ public final class InlineTaskExecutor: TaskExecutor {
     public static var runsInlineHere: Bool { pthread_getspecific(inlinePermission) != nil }
 
     public func enqueue(_ job: consuming ExecutorJob) {
-        if pthread_getspecific(inlinePermission) != nil {
+        if Self.runsInlineHere {
             pthread_setspecific(inlinePermission, nil)
             job.runSynchronously(on: asUnownedTaskExecutor())
             pthread_setspecific(inlinePermission, permitted)

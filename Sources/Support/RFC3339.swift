@@ -41,49 +41,27 @@ public enum RFC3339 {
     public static func append(_ date: Date, to bytes: inout [UInt8]) {
         let (year, month, day, millisOfDay) = parts(of: date)
         let seconds = millisOfDay / 1000
-        if (0...9999).contains(year) {
-            // The usual case, fixed width: the 24 bytes are made on the stack and appended at once.
-            var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
-            withUnsafeMutableBytes(of: &text) { buffer in
-                func put(_ value: Int64, _ width: Int, at offset: Int) {
-                    var rest = value
-                    for index in stride(from: offset + width - 1, through: offset, by: -1) {
-                        buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
-                        rest /= 10
-                    }
-                }
-                put(year, 4, at: 0)
-                buffer[4] = UInt8(ascii: "-")
-                put(month, 2, at: 5)
-                buffer[7] = UInt8(ascii: "-")
-                put(day, 2, at: 8)
-                buffer[10] = UInt8(ascii: "T")
-                put(seconds / 3600, 2, at: 11)
-                buffer[13] = UInt8(ascii: ":")
-                put(seconds / 60 % 60, 2, at: 14)
-                buffer[16] = UInt8(ascii: ":")
-                put(seconds % 60, 2, at: 17)
-                buffer[19] = UInt8(ascii: ".")
-                put(millisOfDay % 1000, 3, at: 20)
-                buffer[23] = UInt8(ascii: "Z")
-                bytes.append(contentsOf: buffer)
-            }
-            return
-        }
         appendDigits(year, 4, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        appendDigits(month, 2, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        appendDigits(day, 2, to: &bytes)
-        bytes.append(UInt8(ascii: "T"))
-        appendDigits(seconds / 3600, 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(seconds / 60 % 60, 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(seconds % 60, 2, to: &bytes)
-        bytes.append(UInt8(ascii: "."))
-        appendDigits(millisOfDay % 1000, 3, to: &bytes)
-        bytes.append(UInt8(ascii: "Z"))
+        // The rest, `-MM-DDTHH:MM:SS.mmmZ`, has a fixed width whatever the year: made on the stack, appended at once.
+        var tail: (UInt64, UInt64, UInt32) = (0, 0, 0)  // 20 bytes
+        withUnsafeMutableBytes(of: &tail) { buffer in
+            func put(_ separator: Unicode.Scalar, _ value: Int64, _ width: Int, at offset: Int) {
+                buffer[offset] = UInt8(ascii: separator)
+                var rest = value
+                for index in stride(from: offset + width, through: offset + 1, by: -1) {
+                    buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+            }
+            put("-", month, 2, at: 0)
+            put("-", day, 2, at: 3)
+            put("T", seconds / 3600, 2, at: 6)
+            put(":", seconds / 60 % 60, 2, at: 9)
+            put(":", seconds % 60, 2, at: 12)
+            put(".", millisOfDay % 1000, 3, at: 15)
+            buffer[19] = UInt8(ascii: "Z")
+            bytes.append(contentsOf: buffer)
+        }
     }
 
     /// At least `width` decimal digits of a non-negative value (a year past 9999 gets all its digits).
