@@ -4,3 +4,7 @@
 #include <openssl/rand.h>
 #include <openssl/err.h>
 #include <openssl/sha.h>
+#include <openssl/bn.h>
+#include <openssl/rsa.h>
+#include <openssl/core_names.h>
+#include <openssl/param_build.h>

@@ -6,7 +6,7 @@ public struct CryptoError: Error, CustomStringConvertible, CustomDebugStringConv
     /// What went wrong. New codes may be added without breaking source compatibility.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case invalidKeySize, invalidNonce, authenticationFailure, malformedInput, library
+            case invalidKeySize, invalidNonce, authenticationFailure, malformedInput, invalidKey, library
         }
 
         private let base: Base
@@ -24,6 +24,9 @@ public struct CryptoError: Error, CustomStringConvertible, CustomDebugStringConv
         public static let authenticationFailure = Code(.authenticationFailure)
         /// The input is not well formed (for example a combined box shorter than nonce plus tag).
         public static let malformedInput = Code(.malformedInput)
+        /// An RSA key is malformed or outside what is accepted (modulus of 2048 to 8192 bits, an odd public
+        /// exponent from 3 to 2^64 - 1).
+        public static let invalidKey = Code(.invalidKey)
         /// OpenSSL reported an unexpected failure; `debugDescription` carries its error text.
         public static let library = Code(.library)
 
