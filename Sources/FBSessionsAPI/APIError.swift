@@ -79,6 +79,10 @@ public struct APIError: Error, Sendable {
             case .closed: return APIError(410, .sessionClosed, "The session is closed; log in again.")
             case .slotsFull(let count):
                 return APIError(409, .slotsFull, "All \(count) slots of this owner hold other Facebook accounts.")
+            case .noGraphToken:
+                return APIError(
+                    409, .noGraphToken,
+                    "This session logged in with Limited Login; it holds no access token that Graph accepts.")
             }
         case LoginError.tokenForAnotherApp:
             return APIError(422, .tokenAppMismatch, "The access token was issued for another Facebook app.")
@@ -92,6 +96,12 @@ public struct APIError: Error, Sendable {
             return signedRequestError(error)
         case let error as PictureError:
             return pictureError(error)
+        case let error as AuthenticationTokenError:
+            return authenticationTokenError(error)
+        case let error as LoginNonceError:
+            return nonceError(error)
+        case let error as SigningKeyError:
+            return signingKeyError(error)
         default:
             return APIError(500, .internalError, "Something went wrong; quote the request id when reporting it.")
         }
@@ -108,6 +118,12 @@ public struct APIError: Error, Sendable {
                 extra: ["reason": why.rawValue])
             mapped.headers.add("Retry-After", "5")
             return mapped
+        case .notCached(let why):
+            let message =
+                why == .urlExpired
+                ? "The picture URL of this Limited Login session has expired and no copy is cached; the next login brings a new one."
+                : "The Limited Login token of this session named no picture."
+            return APIError(404, .pictureNotCached, message, extra: ["reason": why.rawValue])
         }
     }
 

@@ -31,4 +31,10 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case codeRejected = "code_rejected"
     case alreadyLinked = "already_linked"
     case invalidSignedRequest = "invalid_signed_request"
+    case authenticationTokenInvalid = "authentication_token_invalid"
+    case invalidNonce = "invalid_nonce"
+    case nonceUsed = "nonce_used"
+    case nonceExpired = "nonce_expired"
+    case noGraphToken = "no_graph_token"
+    case pictureNotCached = "picture_not_cached"
 }

@@ -27,6 +27,8 @@ extension SessionDTO {
         json.string(session.facebookUserID)
         json.key("id")
         json.string(session.id)
+        json.key("login_kind")
+        json.string(session.loginKind.rawValue)
         json.key("owner")
         json.string(session.owner)
         json.key("profile")

@@ -68,6 +68,7 @@ struct SessionDTO: Encodable {
         case actionRequired = "action_required"
         case validatedAt = "validated_at"
         case facebookUserID = "facebook_user_id"
+        case loginKind = "login_kind"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
@@ -75,6 +76,7 @@ struct SessionDTO: Encodable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(session.id, forKey: .id)
+        try container.encode(session.loginKind.rawValue, forKey: .loginKind)
         try container.encode(session.owner, forKey: .owner)
         try container.encode(session.slot, forKey: .slot)
         try container.encode(session.active, forKey: .active)

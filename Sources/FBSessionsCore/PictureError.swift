@@ -1,10 +1,21 @@
-/// Why a profile picture could not be served. The API maps `.refused` to 502 `picture_refused` and
-/// `.unavailable` to 503 `picture_unavailable`; Graph's own failures stay `GraphError`.
+/// Why a profile picture could not be served. The API maps `.refused` to 502 `picture_refused`, `.unavailable` to
+/// 503 `picture_unavailable` and `.notCached` to 404 `picture_not_cached`; Graph's own failures stay `GraphError`.
 public enum PictureError: Error, Equatable, Sendable {
     /// The picture URL, a redirect or the bytes broke a safety rule; nothing (more) was fetched.
     case refused(PictureRefusal)
     /// The CDN could not be reached, timed out, or answered with an error status; retrying later may work.
     case unavailable(PictureUnavailability)
+    /// A Limited Login session's picture cannot be fetched (its URL expired, or its token named none) and no copy
+    /// is cached; it comes with the person's next login (404 `picture_not_cached`).
+    case notCached(PictureAbsence)
+}
+
+/// Why a limited session's picture cannot be fetched (``PictureError/notCached(_:)``). Raw values are safe to show.
+public enum PictureAbsence: String, Sendable {
+    /// The `picture` URL of the token has expired (its `ext` or `oe` has passed).
+    case urlExpired = "url_expired"
+    /// The token had no `picture` claim.
+    case noPicture = "no_picture"
 }
 
 /// The safety rule a picture broke (``PictureError/refused(_:)``). Raw values are safe to show and to log.

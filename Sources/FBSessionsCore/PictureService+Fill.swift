@@ -25,13 +25,22 @@ extension PictureService {
         async throws -> CachedPicture
     {
         do {
-            guard let (_, accessToken) = try await sessions.store.sessionWithToken(id: sessionID, appID: app.id) else {
+            guard let (session, accessToken) = try await sessions.store.sessionWithToken(id: sessionID, appID: app.id)
+            else {
                 throw SessionError.notFound
             }
-            let credentials = try await sessions.credentials.credentials(for: app)
-            let described = try await sessions.graph.pictureURL(
-                size: size, accessToken: accessToken, credentials: credentials)
+            let described: GraphPicture
+            if session.loginKind == .limited {
+                described = try Self.claimedPicture(session)
+            } else {
+                let credentials = try await sessions.credentials.credentials(for: app)
+                described = try await sessions.graph.pictureURL(
+                    size: size, accessToken: accessToken, credentials: credentials)
+            }
             let url = try urlPolicy.check(described.url)
+            if session.loginKind == .limited, let expiry = url.expiresAt, expiry <= Date() {
+                throw PictureError.notCached(.urlExpired)  // the CDN would refuse it; nothing to fetch
+            }
             let download = try await fetcher.fetch(url, policy: urlPolicy, limits: policy.limits)
             guard download.body.count <= policy.limits.maxBytes else { throw PictureError.refused(.tooLarge) }
             guard download.type.matches(download.body) else { throw PictureError.refused(.notAnImage) }
@@ -56,6 +65,24 @@ extension PictureService {
         }
     }
 
+    /// A limited session's picture: the URL of its token's `picture` claim, with the size its query names (Facebook's
+    /// lookaside URLs carry `width` and `height`).
+    /// - Throws: ``PictureError/notCached(_:)`` (`noPicture`) when the token had no `picture` claim.
+    static func claimedPicture(_ session: Session) throws -> GraphPicture {
+        guard let text = session.profile?.pictureURL, !text.isEmpty else { throw PictureError.notCached(.noPicture) }
+        func dimension(_ name: String) -> Int? {
+            guard let query = text.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
+            for pair in query.split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2, parts[0] == name, let value = Int(parts[1]), (1...10_000).contains(value) {
+                    return value
+                }
+            }
+            return nil
+        }
+        return GraphPicture(url: text, width: dimension("width"), height: dimension("height"), isSilhouette: false)
+    }
+
     /// Waits for another caller's fill of `key`: the fresh picture once it is stored, nil when the fill ended
     /// without one (this caller may claim then).
     /// - Throws: ``PictureError/unavailable(_:)`` (`busy`) past `deadline`; ``SessionError`` when the session
@@ -69,7 +96,7 @@ extension PictureService {
             {
             case .notFound: throw SessionError.notFound
             case .closed: throw SessionError.closed
-            case .live(_, let cached, let filling):
+            case .live(_, let cached, let filling, _):
                 if let cached, cached.isFresh(at: Date()), let loaded = try await withBody(cached, key: key) {
                     return loaded
                 }

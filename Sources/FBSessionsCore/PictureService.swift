@@ -17,7 +17,16 @@ import Support
 ///   redirects, the size cap, the timeout and the magic-number check (and the type is checked again here).
 /// - **Stale on error.** When Graph or the CDN is unavailable, a cached picture up to `Policy.maxStale` past its
 ///   freshness is served, marked stale (the API adds `Warning` and `Age`); with nothing cached the error stands.
+/// - **Limited Login.** A limited session's picture is the one its token's `picture` claim names, fetched from that
+///   URL through the same checks (no Graph call: Graph does not accept the token), cached under one key
+///   (``limitedSizeKey``) whatever size is asked. That URL expires and cannot be renewed until the person logs in
+///   again, so once it has, the cached copy is served for as long as the session lives (marked stale, with no
+///   `maxStale` bound); with nothing cached the answer is ``PictureError/notCached(_:)`` (404
+///   `picture_not_cached`).
 public struct PictureService: Sendable {
+    /// The cache key of a limited session's picture, whatever size is asked: its token names one picture.
+    public static let limitedSizeKey = "limited"
+
     /// The knobs.
     public struct Policy: Sendable {
         /// Seconds a fetched picture is served without asking Graph again. Default 3600.
@@ -113,14 +122,17 @@ public struct PictureService: Sendable {
             includeBody: needsBytes && memory == nil && ifNoneMatch == nil, now: Date())
         let userID: String
         var cached: CachedPicture?
+        let limited: Bool
         switch lookup {
         case .notFound: throw SessionError.notFound
         case .closed: throw SessionError.closed
-        case .live(let facebookUserID, let found, _):
+        case .live(let facebookUserID, let found, _, let kind):
             userID = facebookUserID
             cached = found
+            limited = kind == .limited
         }
-        let key = PictureKey(appID: app.id, facebookUserID: userID, sizeKey: size.cacheKey)
+        let key = PictureKey(
+            appID: app.id, facebookUserID: userID, sizeKey: limited ? Self.limitedSizeKey : size.cacheKey)
         let now = Date()
         if let found = cached, found.isFresh(at: now) {
             if PictureETag.matches(ifNoneMatch, found.etag) { return reply(found, .notModified, now: now) }
@@ -136,8 +148,9 @@ public struct PictureService: Sendable {
             return reply(fresh, outcome, now: Date(), counted: "miss")
         } catch {
             let settled = await settle(error, sessionID: sessionID, app: app)
+            // A limited session's copy is kept for its whole life: its URL cannot be renewed.
             guard Self.allowsStale(settled), let stale = cached,
-                now.timeIntervalSince(stale.freshUntil) < policy.maxStale,
+                limited || now.timeIntervalSince(stale.freshUntil) < policy.maxStale,
                 needsBytes || (stale.urlExpiresAt.map { $0 > now } ?? true)
             else {
                 outcomes?.increment([("outcome", "failed")])
@@ -176,10 +189,12 @@ public struct PictureService: Sendable {
         return error
     }
 
-    /// Failures of Graph or the CDN that a cached picture may cover: transient, rate-limited, unavailable.
+    /// Failures of Graph or the CDN that a cached picture may cover: transient, rate-limited, unavailable, and a
+    /// limited session's picture URL that expired.
     static func allowsStale(_ error: any Error) -> Bool {
         switch error {
-        case GraphError.transient, GraphError.rateLimited, PictureError.unavailable: return true
+        case GraphError.transient, GraphError.rateLimited, PictureError.unavailable, PictureError.notCached:
+            return true
         default: return false
         }
     }

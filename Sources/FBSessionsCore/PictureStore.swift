@@ -46,8 +46,10 @@ public enum PictureLookup: Sendable, Equatable {
     case notFound
     /// The session is closed.
     case closed
-    /// A live session; its Facebook user, the cached picture if any, and whether a fill lease is unexpired.
-    case live(facebookUserID: String, cached: CachedPicture?, filling: Bool)
+    /// A live session; its Facebook user, the cached picture if any, whether a fill lease is unexpired, and how it
+    /// logged in (a limited session's picture is cached under ``PictureService/limitedSizeKey`` whatever the size
+    /// asked, and that is the picture returned).
+    case live(facebookUserID: String, cached: CachedPicture?, filling: Bool, loginKind: LoginKind)
 }
 
 /// One cache row: app, Facebook user and size.

@@ -128,6 +128,8 @@ public struct Session: Sendable, Equatable {
     public var updatedAt: Date
     /// Whether it is the owner's active session.
     public var active: Bool
+    /// How the person logged in (`login_kind`).
+    public var loginKind: LoginKind
 
     /// What the backend should do next.
     public var actionRequired: ActionRequired? { state == .closed ? .login : storedAction }
@@ -139,7 +141,7 @@ public struct Session: Sendable, Equatable {
         tokenExpiresAt: Date? = nil, dataAccessExpiresAt: Date? = nil, tokenRefreshedAt: Date? = nil,
         permissions: [String] = [], declinedPermissions: [String] = [], expiredPermissions: [String] = [],
         profile: Profile? = nil, profileRefreshedAt: Date? = nil, validatedAt: Date? = nil, createdAt: Date,
-        updatedAt: Date, active: Bool = false
+        updatedAt: Date, active: Bool = false, loginKind: LoginKind = .standard
     ) {
         self.id = id
         self.appID = appID
@@ -162,6 +164,7 @@ public struct Session: Sendable, Equatable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.active = active
+        self.loginKind = loginKind
     }
 
     /// A new session id: `ses_` + 128 random bits in base64url.

@@ -104,9 +104,11 @@ extension SessionService {
     }
 
     /// The decrypted token with its `appsecret_proof`, for backends that call Graph themselves.
-    /// - Throws: ``SessionError/closed`` for a closed session.
+    /// - Throws: ``SessionError/closed`` for a closed session; ``SessionError/noGraphToken`` for a Limited Login
+    ///   session, whose token Graph does not accept.
     public func token(_ id: String, app: App) async throws -> (session: Session, token: String, proof: String)? {
         guard let (session, token) = try await store.sessionWithToken(id: id, appID: app.id) else { return nil }
+        guard session.loginKind == .standard else { throw SessionError.noGraphToken }
         let credentials = try await self.credentials.credentials(for: app)
         return (present(session, now: Date()), token, credentials.appSecretProof(for: token))
     }

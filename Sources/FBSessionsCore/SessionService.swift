@@ -51,13 +51,26 @@ public struct SessionService: Sendable {
     let credentials: CredentialCache
     let policy: Policy
     let flights = SingleFlight<String, (Session, Validation)?>()
+    /// Limited Login's endpoints, for revoking limited sessions; nil where none is configured (such a revocation is
+    /// then `unavailable`).
+    let limitedLogin: (any LimitedLoginAPI)?
 
     /// Creates the service.
-    public init(store: any SessionStore, graph: any GraphAPI, apps: any AppStore, policy: Policy) {
+    /// - Parameters:
+    ///   - store: sessions and their events.
+    ///   - graph: the Graph API.
+    ///   - apps: the apps and their secrets.
+    ///   - policy: TTLs, slots, timeouts.
+    ///   - limitedLogin: Limited Login's endpoints (the uninstall endpoint revokes limited sessions).
+    public init(
+        store: any SessionStore, graph: any GraphAPI, apps: any AppStore, policy: Policy,
+        limitedLogin: (any LimitedLoginAPI)? = nil
+    ) {
         self.store = store
         self.graph = graph
         self.credentials = CredentialCache(apps: apps, version: policy.graphVersion)
         self.policy = policy
+        self.limitedLogin = limitedLogin
     }
 
     // MARK: Status
@@ -67,7 +80,10 @@ public struct SessionService: Sendable {
     public func status(_ id: String, app: App, mode: ValidateMode) async throws -> (Session, Validation)? {
         guard let session = try await store.session(id: id, appID: app.id) else { return nil }
         let now = Date()
-        if session.state == .closed || mode == .never || (mode == .auto && isFresh(session, now: now)) {
+        // A Limited Login token cannot be shown to Graph: such a session is never validated, whatever `mode` says.
+        if session.state == .closed || session.loginKind == .limited || mode == .never
+            || (mode == .auto && isFresh(session, now: now))
+        {
             return (present(session, now: now), .cached)
         }
         let staleAfter = mode == .always ? 0 : policy.validateTTL
@@ -183,10 +199,15 @@ public struct SessionService: Sendable {
         return now.timeIntervalSince(validatedAt) < policy.validateTTL
     }
 
-    /// The state the contract shows: `open` within the TTL (and not awaiting reauthorization), else `token_loaded`.
+    /// The state the contract shows: `open` within the TTL (and not awaiting reauthorization), else `token_loaded`;
+    /// a Limited Login session is `open` until it closes (nothing can validate it again).
     func present(_ session: Session, now: Date) -> Session {
         guard session.state != .closed else { return session }
         var shown = session
+        if session.loginKind == .limited {
+            shown.state = .open
+            return shown
+        }
         shown.state = isFresh(session, now: now) && session.storedAction != .reauthorize ? .open : .tokenLoaded
         return shown
     }

@@ -3,8 +3,10 @@ import Foundation
 /// Storage for sessions, owners and their events. Every change and its events are one transaction: no change
 /// is ever without its event, nor an event without its change. Every call is scoped by app.
 public protocol SessionStore: Sendable {
-    /// Stores a verified login: the slot rule of the contract, replacement, activation and events.
-    /// - Throws: ``SessionError/slotsFull`` when every slot holds another Facebook user.
+    /// Stores a verified login: the slot rule of the contract, replacement, activation and events; with
+    /// ``LoginRecord/nonce``, uses the nonce up in the same transaction.
+    /// - Throws: ``SessionError/slotsFull`` when every slot holds another Facebook user; ``LoginNonceError`` when
+    ///   the record's nonce cannot be used.
     func storeLogin(_ login: LoginRecord) async throws -> StoredLogin
 
     /// One session (live or closed), or nil when unknown to this app.
@@ -55,12 +57,18 @@ public struct LoginRecord: Sendable {
     public var permissions: GraphPermissions
     public var profile: Profile
     public var action: ActionRequired?
+    /// How the person logged in; `limited` stores the `AuthenticationToken` as the session's token.
+    public var kind: LoginKind
+    /// The Limited Login nonce to use up in the same transaction: the login fails with ``LoginNonceError`` (and
+    /// stores nothing) unless it is unused, unexpired, this app's and this owner's. Its slot applies when
+    /// `requestedSlot` is nil.
+    public var nonce: NonceUse?
 
     /// Creates a record.
     public init(
         appID: String, owner: String, requestedSlot: Int?, activate: Bool, maxSlots: Int, facebookUserID: String,
         token: String, tokenExpiresAt: Date?, dataAccessExpiresAt: Date?, permissions: GraphPermissions,
-        profile: Profile, action: ActionRequired?
+        profile: Profile, action: ActionRequired?, kind: LoginKind = .standard, nonce: NonceUse? = nil
     ) {
         self.appID = appID
         self.owner = owner
@@ -74,6 +82,8 @@ public struct LoginRecord: Sendable {
         self.permissions = permissions
         self.profile = profile
         self.action = action
+        self.kind = kind
+        self.nonce = nonce
     }
 }
 
@@ -128,4 +138,6 @@ public enum SessionError: Error, Equatable, Sendable {
     case notFound
     /// The session is closed.
     case closed
+    /// The session is a Limited Login one: it holds no token Graph accepts (`GET …/token` is 409).
+    case noGraphToken
 }

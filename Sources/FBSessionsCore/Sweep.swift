@@ -16,6 +16,10 @@ public protocol SweepStore: Sendable {
     /// Records a failed revocation attempt; the next one waits `retryAfter` seconds.
     func revocationFailed(sessionID: String, retryAfter: Double) async throws
 
+    /// Deletes up to `limit` Limited Login nonces that expired more than an hour ago.
+    /// - Returns: how many were deleted.
+    func pruneLoginNonces(limit: Int) async throws -> Int
+
     /// The app with this id.
     func app(id: String) async throws -> App?
 }
@@ -44,13 +48,16 @@ public struct PendingRevocation: Sendable {
     public var token: String
     /// Attempts so far.
     public var attempts: Int
+    /// The session's login kind: a `limited` one is revoked at the uninstall endpoint.
+    public var loginKind: LoginKind
 
     /// Creates a value.
-    public init(sessionID: String, appID: String, token: String, attempts: Int) {
+    public init(sessionID: String, appID: String, token: String, attempts: Int, loginKind: LoginKind = .standard) {
         self.sessionID = sessionID
         self.appID = appID
         self.token = token
         self.attempts = attempts
+        self.loginKind = loginKind
     }
 }
 
@@ -68,6 +75,8 @@ public struct SweepReport: Sendable, Equatable {
     public var revoked = 0
     /// Revocations still pending after this pass.
     public var revocationsPending = 0
+    /// Limited Login revocations dropped because they can never succeed (the token expired, or Facebook refused it).
+    public var revocationsUnavailable = 0
     /// The pass ended early because most of a batch was deferred (Graph failing or rate-limiting).
     public var stoppedEarly = false
 
@@ -155,6 +164,10 @@ public struct Sweeper: Sendable {
         }
         for revocation in try await store.claimRevocations(limit: policy.batchSize, lease: lease) {
             guard let app = try await store.app(id: revocation.appID) else { continue }
+            if revocation.loginKind == .limited {
+                try await retryUninstall(revocation, app: app, report: &report)
+                continue
+            }
             do {
                 let credentials = try await service.credentials.credentials(for: app)
                 try await service.graph.revokePermissions(accessToken: revocation.token, credentials: credentials)
@@ -169,6 +182,25 @@ public struct Sweeper: Sendable {
                 report.revocationsPending += 1
             }
         }
+        // Limited Login nonces long expired (each new nonce also deletes a batch).
+        _ = try? await store.pruneLoginNonces(limit: 1000)
         return report
+    }
+
+    /// One owed Limited Login revocation: the uninstall endpoint; dropped when it can never succeed (the token
+    /// expired or Facebook refused it), retried with backoff when Facebook could not be asked.
+    private func retryUninstall(_ revocation: PendingRevocation, app: App, report: inout SweepReport) async throws {
+        switch await service.uninstall(token: revocation.token, app: app) {
+        case .done:
+            try await service.store.completeRevocation(sessionID: revocation.sessionID, appID: app.id)
+            report.revoked += 1
+        case .unavailable:
+            try await service.store.completeRevocation(sessionID: revocation.sessionID, appID: app.id)
+            report.revocationsUnavailable += 1
+        case .pending:
+            let backoff = min(3600, 30 * pow(2, Double(min(revocation.attempts, 7))))
+            try await store.revocationFailed(sessionID: revocation.sessionID, retryAfter: backoff)
+            report.revocationsPending += 1
+        }
     }
 }

@@ -19,13 +19,13 @@ extension PostgresPictureStore {
         let rows = try connection.query(
             """
             SELECT r.i AS batch_index, \(unsafeSQL: KeyLiveness.batchColumn), s.state, s.facebook_user_id,
-                \(unsafeSQL: Self.columns)
+                s.login_kind, \(unsafeSQL: Self.columns)
             FROM unnest(\(reads.map(\.sessionID))::text[], \(reads.map(\.appID))::text[],
                 \(reads.map { $0.check?.keyID ?? "" })::text[], \(reads.map(\.sizeKey))::text[])
                 WITH ORDINALITY AS r(session_id, app_id, key_id, size_key, i)
             LEFT JOIN sessions s ON s.id = r.session_id AND s.app_id = r.app_id
             LEFT JOIN picture_cache p ON p.app_id = s.app_id AND p.facebook_user_id = s.facebook_user_id
-                AND p.size_key = r.size_key
+                AND p.size_key = CASE WHEN s.login_kind = 'limited' THEN 'limited' ELSE r.size_key END
             """)
         return KeyLiveness.answers(rows, for: reads, check: \.check) { read, row in
             guard let state = try row.decode("state", as: String?.self) else { return .notFound }
@@ -33,7 +33,8 @@ extension PostgresPictureStore {
             let filling = try row.decode("filling_until", as: Date?.self).map { $0 > read.now } ?? false
             return .live(
                 facebookUserID: try row.decode("facebook_user_id", as: String.self),
-                cached: try Self.picture(from: row, includeBody: false), filling: filling)
+                cached: try Self.picture(from: row, includeBody: false), filling: filling,
+                loginKind: try Self.loginKind(row))
         }
     }
 }

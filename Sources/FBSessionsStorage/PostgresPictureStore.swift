@@ -9,6 +9,9 @@ import Postgres
 /// without the bytes unless asked: the bytes are TOASTed apart, so a 304 or an in-memory hit reads only a few
 /// small columns. Fill leases are rows (or columns of the cached row) claimed with one `INSERT … ON CONFLICT DO
 /// UPDATE … WHERE` statement, so exactly one caller wins whatever the number of instances.
+///
+/// A limited session's picture is cached under one key whatever size is asked (``PictureService/limitedSizeKey``,
+/// the `CASE` in the lookups): it has only the one picture its token named.
 public struct PostgresPictureStore: PictureStore {
     private let database: Database
     private let lookups: ReadBatcher<PictureRead, PictureLookup>
@@ -34,18 +37,20 @@ public struct PostgresPictureStore: PictureStore {
                 let rows = try includeBody
                     ? connection.query(
                         """
-                        SELECT \(unsafeSQL: KeyLiveness.column), s.state, s.facebook_user_id, \(unsafeSQL: Self.columns), p.body
+                        SELECT \(unsafeSQL: KeyLiveness.column), s.state, s.facebook_user_id, s.login_kind, \(unsafeSQL: Self.columns), p.body
                         FROM \(unsafeSQL: KeyLiveness.open)\(check.keyID)\(unsafeSQL: KeyLiveness.close)
                         LEFT JOIN (sessions s LEFT JOIN picture_cache p ON p.app_id = s.app_id
-                            AND p.facebook_user_id = s.facebook_user_id AND p.size_key = \(sizeKey))
+                            AND p.facebook_user_id = s.facebook_user_id
+                            AND p.size_key = CASE WHEN s.login_kind = 'limited' THEN 'limited' ELSE \(sizeKey) END)
                         ON s.id = \(sessionID) AND s.app_id = \(appID)
                         """)
                     : connection.query(
                         """
-                        SELECT \(unsafeSQL: KeyLiveness.column), s.state, s.facebook_user_id, \(unsafeSQL: Self.columns)
+                        SELECT \(unsafeSQL: KeyLiveness.column), s.state, s.facebook_user_id, s.login_kind, \(unsafeSQL: Self.columns)
                         FROM \(unsafeSQL: KeyLiveness.open)\(check.keyID)\(unsafeSQL: KeyLiveness.close)
                         LEFT JOIN (sessions s LEFT JOIN picture_cache p ON p.app_id = s.app_id
-                            AND p.facebook_user_id = s.facebook_user_id AND p.size_key = \(sizeKey))
+                            AND p.facebook_user_id = s.facebook_user_id
+                            AND p.size_key = CASE WHEN s.login_kind = 'limited' THEN 'limited' ELSE \(sizeKey) END)
                         ON s.id = \(sessionID) AND s.app_id = \(appID)
                         """)
                 guard let row = rows.first else { return .notFound }
@@ -55,21 +60,24 @@ public struct PostgresPictureStore: PictureStore {
                 let filling = try row.decode("filling_until", as: Date?.self).map { $0 > now } ?? false
                 return .live(
                     facebookUserID: try row.decode("facebook_user_id", as: String.self),
-                    cached: try Self.picture(from: row, includeBody: includeBody), filling: filling)
+                    cached: try Self.picture(from: row, includeBody: includeBody), filling: filling,
+                    loginKind: try Self.loginKind(row))
             }
             let rows = try includeBody
                 ? connection.query(
                     """
-                    SELECT s.state, s.facebook_user_id, \(unsafeSQL: Self.columns), p.body
+                    SELECT s.state, s.facebook_user_id, s.login_kind, \(unsafeSQL: Self.columns), p.body
                     FROM sessions s LEFT JOIN picture_cache p ON p.app_id = s.app_id
-                        AND p.facebook_user_id = s.facebook_user_id AND p.size_key = \(sizeKey)
+                        AND p.facebook_user_id = s.facebook_user_id
+                        AND p.size_key = CASE WHEN s.login_kind = 'limited' THEN 'limited' ELSE \(sizeKey) END
                     WHERE s.id = \(sessionID) AND s.app_id = \(appID)
                     """)
                 : connection.query(
                     """
-                    SELECT s.state, s.facebook_user_id, \(unsafeSQL: Self.columns)
+                    SELECT s.state, s.facebook_user_id, s.login_kind, \(unsafeSQL: Self.columns)
                     FROM sessions s LEFT JOIN picture_cache p ON p.app_id = s.app_id
-                        AND p.facebook_user_id = s.facebook_user_id AND p.size_key = \(sizeKey)
+                        AND p.facebook_user_id = s.facebook_user_id
+                        AND p.size_key = CASE WHEN s.login_kind = 'limited' THEN 'limited' ELSE \(sizeKey) END
                     WHERE s.id = \(sessionID) AND s.app_id = \(appID)
                     """)
             guard let row = rows.first else { return .notFound }
@@ -77,7 +85,8 @@ public struct PostgresPictureStore: PictureStore {
             let filling = try row.decode("filling_until", as: Date?.self).map { $0 > now } ?? false
             return .live(
                 facebookUserID: try row.decode("facebook_user_id", as: String.self),
-                cached: try Self.picture(from: row, includeBody: includeBody), filling: filling)
+                cached: try Self.picture(from: row, includeBody: includeBody), filling: filling,
+                loginKind: try Self.loginKind(row))
         }
     }
 
@@ -159,6 +168,11 @@ public struct PostgresPictureStore: PictureStore {
     }
 
     // MARK: Rows
+
+    /// The session's login kind in a lookup row.
+    static func loginKind(_ row: PostgresRow) throws -> LoginKind {
+        LoginKind(rawValue: try row.decode("login_kind", as: String.self)) ?? .standard
+    }
 
     /// The cached-picture columns of `p`, without the bytes.
     static let columns: StaticString = """

@@ -11,7 +11,7 @@ extension PostgresSessionStore: SweepStore {
                 """
                 WITH due AS (
                     SELECT id FROM sessions
-                    WHERE state <> 'closed'
+                    WHERE state <> 'closed' AND login_kind = 'standard'
                       AND (validating_until IS NULL OR validating_until < now())
                       AND (validated_at IS NULL OR validated_at < now() - make_interval(secs => \(maxAge))
                            OR token_expires_at < now() + make_interval(secs => \(expiryMargin))
@@ -35,7 +35,7 @@ extension PostgresSessionStore: SweepStore {
     }
 
     public func claimRevocations(limit: Int, lease: Double) async throws -> [PendingRevocation] {
-        let claimed: [(String, String, Keyring.Sealed, Int)] = try await databaseTransaction { connection in
+        let claimed: [(String, String, Keyring.Sealed, Int, String)] = try await databaseTransaction { connection in
             try connection.query(
                 """
                 WITH due AS (
@@ -44,17 +44,33 @@ extension PostgresSessionStore: SweepStore {
                 )
                 UPDATE pending_revocations p SET next_attempt = now() + make_interval(secs => \(lease))
                 FROM due WHERE p.session_id = due.session_id
-                RETURNING p.session_id, p.app_id, p.token_key_id, p.token_box, p.attempts
+                RETURNING p.session_id, p.app_id, p.token_key_id, p.token_box, p.attempts, p.login_kind
                 """
             ).map {
                 (try $0.decode("session_id"), try $0.decode("app_id"),
                  Keyring.Sealed(keyID: try $0.decode("token_key_id"), box: try $0.decode("token_box")),
-                 try $0.decode("attempts"))
+                 try $0.decode("attempts"), try $0.decode("login_kind"))
             }
         }
         return try claimed.map {
-            PendingRevocation(sessionID: $0.0, appID: $0.1, token: try open($0.2, sessionID: $0.0), attempts: $0.3)
+            PendingRevocation(
+                sessionID: $0.0, appID: $0.1, token: try open($0.2, sessionID: $0.0), attempts: $0.3,
+                loginKind: LoginKind(rawValue: $0.4) ?? .standard)
         }
+    }
+
+    public func pruneLoginNonces(limit: Int) async throws -> Int {
+        try await databaseRun { connection in try Self.pruneNonces(limit: limit, on: connection) }
+    }
+
+    /// Deletes up to `limit` nonces that expired more than an hour ago (kept that long so that a late reuse is
+    /// answered `nonce_used` or `nonce_expired`).
+    static func pruneNonces(limit: Int, on connection: PostgresConnection) throws -> Int {
+        try connection.execute(
+            """
+            DELETE FROM login_nonces WHERE nonce_hash IN (
+                SELECT nonce_hash FROM login_nonces WHERE expires_at < now() - interval '1 hour' LIMIT \(limit))
+            """)
     }
 
     public func revocationFailed(sessionID: String, retryAfter: Double) async throws {

@@ -10,7 +10,7 @@ extension PostgresSessionStore {
             let rows = try connection.query(
                 """
                 UPDATE sessions s SET validating_until = now() + make_interval(secs => \(lease))
-                WHERE s.id = \(id) AND s.app_id = \(appID) AND s.state <> 'closed'
+                WHERE s.id = \(id) AND s.app_id = \(appID) AND s.state <> 'closed' AND s.login_kind = 'standard'
                   AND (s.validated_at IS NULL OR s.validated_at <= now() - make_interval(secs => \(staleAfter)))
                   AND (s.validating_until IS NULL OR s.validating_until < now())
                 RETURNING s.token_key_id, s.token_box

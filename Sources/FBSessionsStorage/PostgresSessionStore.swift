@@ -28,6 +28,12 @@ public struct PostgresSessionStore: SessionStore {
     public func storeLogin(_ login: LoginRecord) async throws -> StoredLogin {
         let keyring = self.keyring
         return try await database.transaction { connection in
+            // The nonce first (its row lock is taken before the owner's by every login, so the lock order holds).
+            var nonceSlot: Int?
+            if let nonce = login.nonce {
+                nonceSlot = try Self.useNonce(nonce, appID: login.appID, on: connection)
+                    .flatMap { (0..<login.maxSlots).contains($0) ? $0 : nil }
+            }
             try connection.execute(
                 "INSERT INTO owners (app_id, owner) VALUES (\(login.appID), \(login.owner)) ON CONFLICT DO NOTHING")
             let activeID = try connection.query(
@@ -49,7 +55,10 @@ public struct PostgresSessionStore: SessionStore {
                 created = false
                 let before = try Self.read(existing.id, appID: login.appID, on: connection)?.profile
                 try Self.writeToken(login, sessionID: sessionID, keyring: keyring, insert: false, slot: existing.slot, on: connection)
-                events.append(SessionEvent(.tokenChanged, sessionID: sessionID, owner: login.owner, data: ["user_changed": .bool(false)]))
+                events.append(
+                    SessionEvent(
+                        .tokenChanged, sessionID: sessionID, owner: login.owner,
+                        data: ["user_changed": .bool(false), "login_kind": .string(login.kind.rawValue)]))
                 let fields = before.map { login.profile.changedFields(from: $0) } ?? []
                 if !fields.isEmpty {
                     events.append(SessionEvent(.profileChanged, sessionID: sessionID, owner: login.owner, data: ["fields": .strings(fields)]))
@@ -57,7 +66,7 @@ public struct PostgresSessionStore: SessionStore {
             } else {
                 let taken = Set(live.map(\.slot))
                 let slot: Int
-                if let requested = login.requestedSlot {
+                if let requested = login.requestedSlot ?? nonceSlot {
                     slot = requested
                 } else if let free = (0..<login.maxSlots).first(where: { !taken.contains($0) }) {
                     slot = free
@@ -74,7 +83,9 @@ public struct PostgresSessionStore: SessionStore {
                 created = true
                 try Self.writeToken(login, sessionID: sessionID, keyring: keyring, insert: true, slot: slot, on: connection)
                 events.append(SessionEvent(.sessionOpened, sessionID: sessionID, owner: login.owner))
-                var data: [String: SessionEvent.Value] = ["user_changed": .bool(true)]
+                var data: [String: SessionEvent.Value] = [
+                    "user_changed": .bool(true), "login_kind": .string(login.kind.rawValue),
+                ]
                 if let replaced { data["previous_session_id"] = .string(replaced.id) }
                 events.append(SessionEvent(.tokenChanged, sessionID: sessionID, owner: login.owner, data: data))
             }
@@ -143,8 +154,9 @@ public struct PostgresSessionStore: SessionStore {
             if keepRevocation {
                 try connection.execute(
                     """
-                    INSERT INTO pending_revocations (session_id, app_id, token_key_id, token_box)
-                    SELECT id, app_id, token_key_id, token_box FROM sessions WHERE id = \(id) AND app_id = \(appID)
+                    INSERT INTO pending_revocations (session_id, app_id, token_key_id, token_box, login_kind)
+                    SELECT id, app_id, token_key_id, token_box, login_kind FROM sessions
+                    WHERE id = \(id) AND app_id = \(appID)
                     ON CONFLICT (session_id) DO NOTHING
                     """)
             }
@@ -267,11 +279,11 @@ public struct PostgresSessionStore: SessionStore {
                 """
                 INSERT INTO sessions (id, app_id, owner, slot, facebook_user_id, state, action_required, token_key_id,
                     token_box, token_expires_at, data_access_expires_at, token_refreshed_at, permissions,
-                    declined_permissions, expired_permissions, profile, profile_refreshed_at, validated_at)
+                    declined_permissions, expired_permissions, profile, profile_refreshed_at, validated_at, login_kind)
                 VALUES (\(sessionID), \(login.appID), \(login.owner), \(slot), \(login.facebookUserID), 'open',
                     \(login.action?.rawValue), \(sealed.keyID), \(sealed.box), \(login.tokenExpiresAt),
                     \(login.dataAccessExpiresAt), now(), \(login.permissions.granted), \(login.permissions.declined),
-                    \(login.permissions.expired), \(profile)::jsonb, now(), now())
+                    \(login.permissions.expired), \(profile)::jsonb, now(), now(), \(login.kind.rawValue))
                 """)
         } else {
             try connection.execute(
@@ -281,7 +293,8 @@ public struct PostgresSessionStore: SessionStore {
                     data_access_expires_at = \(login.dataAccessExpiresAt), token_refreshed_at = now(),
                     permissions = \(login.permissions.granted), declined_permissions = \(login.permissions.declined),
                     expired_permissions = \(login.permissions.expired), profile = \(profile)::jsonb,
-                    profile_refreshed_at = now(), validated_at = now(), updated_at = now()
+                    profile_refreshed_at = now(), validated_at = now(), updated_at = now(),
+                    login_kind = \(login.kind.rawValue)
                 WHERE id = \(sessionID) AND app_id = \(login.appID)
                 """)
         }

@@ -12,7 +12,7 @@ enum SessionRow {
         s.profile->>'first_name' AS profile_first_name, s.profile->>'middle_name' AS profile_middle_name, \
         s.profile->>'last_name' AS profile_last_name, s.profile->>'email' AS profile_email, \
         s.profile->>'link' AS profile_link, s.profile->>'picture_url' AS profile_picture_url, s.profile_refreshed_at, \
-        s.validated_at, s.created_at, s.updated_at, \
+        s.validated_at, s.created_at, s.updated_at, s.login_kind, \
         (o.active_session_id IS NOT NULL AND o.active_session_id = s.id) AS active
         """
 
@@ -52,13 +52,14 @@ enum SessionRow {
             expiredPermissions: try row.decode(at(14)), profile: profile,
             profileRefreshedAt: try row.decode(at(24), as: Date?.self),
             validatedAt: try row.decode(at(25), as: Date?.self), createdAt: try row.decode(at(26)),
-            updatedAt: try row.decode(at(27)), active: try row.decode(at(lastColumn)))
+            updatedAt: try row.decode(at(27)), active: try row.decode(at(lastColumn)),
+            loginKind: LoginKind(rawValue: try row.decode(at(28), as: String.self)) ?? .standard)
     }
 
     /// The offset of `active`, the last of ``columns``.
-    private static let lastColumn = 28
+    private static let lastColumn = 29
 
-    /// Where ``columns`` starts in `row`: the first column named `id`, provided `active` is 28 columns later.
+    /// Where ``columns`` starts in `row`: the first column named `id`, provided `active` is 29 columns later.
     static func start(in row: PostgresRow) throws -> Int {
         let names = row.columns
         guard let base = row.position(of: "id"), base + lastColumn < names.count, names[base + 5] == "state",
