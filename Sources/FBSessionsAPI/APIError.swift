@@ -86,6 +86,12 @@ public struct APIError: Error, Sendable {
             }
         case LoginError.tokenForAnotherApp:
             return APIError(422, .tokenAppMismatch, "The access token was issued for another Facebook app.")
+        case LoginError.notAUserToken(let type, let graph):
+            var mapped = APIError(
+                422, .tokenRejected,
+                "The access token is not a user token (debug_token type \(type ?? "none")); send a user access token.")
+            mapped.graph = graph
+            return mapped
         case LoginError.userMismatch:
             return APIError(422, .tokenRejected, "Graph did not confirm which user the token belongs to.")
         case let error as GraphError:

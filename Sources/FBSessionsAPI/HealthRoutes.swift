@@ -31,8 +31,11 @@ enum HealthRoutes {
                     body: Array(metrics.render().utf8))
             }),
             /// - Remark: HTTP GET /openapi.yaml (openapi.yaml operationId getOpenAPI)
-            Route("GET", "/openapi.yaml", operationID: "getOpenAPI", scope: nil, body: .immediate { _ in
-                Response(status: 200, headers: ["Content-Type": "application/yaml; charset=utf-8"], body: document)
+            Route("GET", "/openapi.yaml", operationID: "getOpenAPI", scope: nil, body: .immediate { context in
+                Response(
+                    status: 200,
+                    headers: ["Content-Type": OpenAPIDocument.contentType(accept: context.request.headers["Accept"])],
+                    body: document)
             }),
         ]
     }

@@ -60,11 +60,20 @@ enum Validation {
         return owner
     }
 
-    /// A session id as issued (`ses_` and base64url); anything else is malformed.
-    static func sessionID(_ id: String, field: String = "id") throws -> String {
+    /// A session id in a request body (`session_id`), as issued (`ses_` and base64url); anything else is 400
+    /// `invalid_request` naming the field.
+    static func sessionID(_ id: String, field: String) throws -> String {
         guard Session.isWellFormedID(id) else {
             throw APIError.invalid("Session ids look like ses_ followed by base64url characters.", field: field)
         }
+        return id
+    }
+
+    /// The `{id}` of a session path. An id that cannot be a session id names no session: 404
+    /// `session_not_found`, the same answer as an unknown id (no database lookup is made for it).
+    /// - Throws: ``SessionError/notFound``.
+    static func pathSessionID(_ context: RouteContext) throws -> String {
+        guard let id = context.parameters["id"], Session.isWellFormedID(id) else { throw SessionError.notFound }
         return id
     }
 }

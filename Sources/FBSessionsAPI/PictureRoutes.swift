@@ -4,7 +4,9 @@ import HTTPServer
 import Support
 
 /// A session's profile picture through the service: bytes (with `ETag`, `Cache-Control`, `Age`, 304 on
-/// `If-None-Match`, `Warning` when served stale) or, with `redirect=false`, Graph's description as JSON.
+/// `If-None-Match`, `Warning` when served stale) or Graph's description as JSON, at `.../picture/description` or
+/// (as Graph's own parameter does) with `redirect=false` on the bytes path. The description has a path of its own
+/// so that each operation has one answer type, which is what generated clients can decode.
 enum PictureRoutes {
     /// Largest `width` or `height` accepted.
     static let maxEdge = 2048
@@ -15,18 +17,11 @@ enum PictureRoutes {
             /// - Remark: HTTP GET /v1/sessions/{id}/picture (openapi.yaml operationId getSessionPicture)
             Route("GET", "/v1/sessions/{id}/picture", operationID: "getSessionPicture", scope: .sessions, confirmsKeyInQuery: true, body: .waiting { context in
                 let app = try context.app()
-                let id = try Validation.sessionID(context.parameters["id"] ?? "")
+                let id = try Validation.pathSessionID(context)
                 let size = try size(context)
                 let redirect = try redirect(context)
-                guard let pictures else {
-                    var error = APIError(503, .pictureUnavailable, "Pictures are not set up on this server.")
-                    error.headers.add("Retry-After", "60")
-                    throw error
-                }
-                if !redirect {
-                    let reply = try await pictures.description(sessionID: id, app: app, size: size)
-                    return try JSONResponse.make(200, DescriptionDTO(reply.picture), headers: cacheHeaders(reply))
-                }
+                guard let pictures else { throw unconfigured() }
+                if !redirect { return try await description(pictures, sessionID: id, app: app, size: size) }
                 let reply = try await pictures.picture(
                     sessionID: id, app: app, size: size, ifNoneMatch: context.request.headers["If-None-Match"])
                 var headers = cacheHeaders(reply)
@@ -39,7 +34,32 @@ enum PictureRoutes {
                 headers.add("Content-Security-Policy", "default-src 'none'; sandbox")
                 return Response(status: 200, headers: headers, body: body)
             }),
+            /// - Remark: HTTP GET /v1/sessions/{id}/picture/description (openapi.yaml operationId getSessionPictureDescription)
+            Route(
+                "GET", "/v1/sessions/{id}/picture/description", operationID: "getSessionPictureDescription",
+                scope: .sessions, confirmsKeyInQuery: true, body: .waiting { context in
+                    let app = try context.app()
+                    let id = try Validation.pathSessionID(context)
+                    let size = try size(context)
+                    guard let pictures else { throw unconfigured() }
+                    return try await description(pictures, sessionID: id, app: app, size: size)
+                }),
         ]
+    }
+
+    /// 503 `picture_unavailable` for a server built without pictures (route tests).
+    static func unconfigured() -> APIError {
+        var error = APIError(503, .pictureUnavailable, "Pictures are not set up on this server.")
+        error.headers.add("Retry-After", "60")
+        return error
+    }
+
+    /// Graph's description of the picture as JSON, with the cache headers of the entry it comes from.
+    static func description(
+        _ pictures: PictureService, sessionID: String, app: App, size: GraphPictureSize
+    ) async throws -> Response {
+        let reply = try await pictures.description(sessionID: sessionID, app: app, size: size)
+        return try JSONResponse.make(200, DescriptionDTO(reply.picture), headers: cacheHeaders(reply))
     }
 
     /// `type`, `width` and `height`, checked: a known type, whole numbers 1 to ``maxEdge``.

@@ -11,7 +11,7 @@ public struct Services: Sendable {
     public let readiness: any ReadinessProbe
     /// Metrics.
     public let metrics: MetricsRegistry
-    /// The bytes of `openapi.yaml`, served as they are.
+    /// The bytes of `openapi.yaml` as served (``OpenAPIDocument/serving(_:publicURL:)``).
     public let openAPIDocument: [UInt8]
     /// Sessions.
     public let sessions: SessionService

@@ -32,7 +32,7 @@ enum SessionRoutes {
             /// - Remark: HTTP GET /v1/sessions/{id} (openapi.yaml operationId getSession)
             Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, confirmsKeyInQuery: true, body: .waiting { context in
                 let app = try context.app()
-                let id = try Validation.sessionID(context.parameters["id"] ?? "")
+                let id = try Validation.pathSessionID(context)
                 let modeText = context.query("validate") ?? "auto"
                 guard let mode = SessionService.ValidateMode(rawValue: modeText) else {
                     throw APIError.invalid("validate must be auto, always or never.", field: "validate")
@@ -45,7 +45,7 @@ enum SessionRoutes {
             /// - Remark: HTTP DELETE /v1/sessions/{id} (openapi.yaml operationId deleteSession)
             Route("DELETE", "/v1/sessions/{id}", operationID: "deleteSession", scope: .sessions, body: .waiting { context in
                 let app = try context.app()
-                let id = try Validation.sessionID(context.parameters["id"] ?? "")
+                let id = try Validation.pathSessionID(context)
                 let revoke = try context.flag("revoke")
                 guard let (session, revocation) = try await sessions.logout(id, app: app, revoke: revoke) else {
                     throw SessionError.notFound
@@ -55,7 +55,7 @@ enum SessionRoutes {
             /// - Remark: HTTP GET /v1/sessions/{id}/token (openapi.yaml operationId getSessionToken)
             Route("GET", "/v1/sessions/{id}/token", operationID: "getSessionToken", scope: .tokensRead, body: .waiting { context in
                 let app = try context.app()
-                let id = try Validation.sessionID(context.parameters["id"] ?? "")
+                let id = try Validation.pathSessionID(context)
                 guard let (session, token, proof) = try await sessions.token(id, app: app) else {
                     throw SessionError.notFound
                 }

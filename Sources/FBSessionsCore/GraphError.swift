@@ -37,6 +37,13 @@ public enum GraphError: Error, Sendable, Hashable, CustomStringConvertible, Cust
         return nil
     }
 
+    /// Whether this answer to a revocation (`DELETE /me/permissions`) says the app's grant is gone already:
+    /// 190/458 (the user has not authorized the app) or 190/466 (the session was invalidated through an API
+    /// call), the errors a token gets once its permissions were deleted (docs/facebook-graph.md, "Revoking").
+    public var confirmsRevocation: Bool {
+        closedReason == .appRemoved || closedReason == .revoked
+    }
+
     /// Whether the same call may succeed later without anything changing on the user's side: `transient` and
     /// `rateLimited`. Such failures must never close a session; the service answers 503 with `Retry-After`, or
     /// keeps a session `token_loaded` with `validation: deferred`. (The client itself retries only `transient`.)

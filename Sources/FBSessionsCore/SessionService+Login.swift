@@ -5,6 +5,9 @@ import Foundation
 public enum LoginError: Error, Sendable, Equatable {
     /// The token is valid but was issued for another Facebook app.
     case tokenForAnotherApp
+    /// The token is valid and this app's, but `debug_token` says it is not a user token (`APP`, `PAGE`, or no
+    /// type at all), with what Graph answered the other calls of the login, if one of them failed.
+    case notAUserToken(type: String?, graph: GraphErrorDetail?)
     /// Graph did not say which user the token belongs to, or `/me` named another user.
     case userMismatch
 }
@@ -13,6 +16,10 @@ extension SessionService {
     /// Logs a Facebook account in for an owner: checks the token with `debug_token`, exchanges it for a
     /// long-lived one, reads the profile and permissions (all four calls at once), then stores everything in one
     /// transaction. Nothing is stored unless every check passed.
+    ///
+    /// `debug_token`'s verdict decides whether the token is refused, whichever call finished first: a failed
+    /// `debug_token` call is its error (503 when transient); then the token must be valid, issued for this app
+    /// and a `USER` token, in that order. Only a token that passed all three can fail on the other calls' errors.
     /// - Throws: `GraphError` (a rejected token, or Graph unavailable), ``LoginError``, ``SessionError/slotsFull``.
     public func login(app: App, owner: String, accessToken: String, slot: Int?, activate: Bool) async throws
         -> StoredLogin
@@ -35,6 +42,11 @@ extension SessionService {
         let info = try infoResult.get()
         if let failure = info.failure(now: now) { throw failure }
         guard info.appID == app.facebookAppID else { throw LoginError.tokenForAnotherApp }
+        guard info.isUserToken else {
+            let failed = [profileResult.failure, permissionsResult.failure, exchangeResult.failure]
+                .lazy.compactMap { ($0 as? GraphError)?.detail }.first
+            throw LoginError.notAUserToken(type: info.type, graph: failed)
+        }
         let profile = try profileResult.get()
         guard let userID = info.userID, userID == profile.id else { throw LoginError.userMismatch }
         let permissions = try permissionsResult.get()
@@ -60,27 +72,38 @@ extension SessionService {
         return stored
     }
 
-    /// Logs one session out (idempotent). With `revoke`, also de-authorizes the app at Facebook; when Graph cannot
-    /// take that now, the session closes anyway and the revocation stays pending for the background sweep.
-    /// - Returns: nil when unknown to this app.
+    /// Logs one session out (idempotent). With `revoke`, also de-authorizes the app at Facebook and says how that
+    /// went (``Revocation``): `done` only when Facebook confirmed it, now or at an earlier logout of the session;
+    /// `pending` when Graph cannot take it now (the session closes anyway and the background sweep retries);
+    /// `unavailable` when the token is gone (erased before, or refused by Facebook now).
+    /// - Returns: nil when unknown to this app; the revocation is nil without `revoke`.
     public func logout(_ id: String, app: App, revoke: Bool) async throws -> (Session, Revocation?)? {
         var token: String?
         if revoke {
-            token = try? await store.sessionWithToken(id: id, appID: app.id)?.token
+            do {
+                token = try await store.sessionWithToken(id: id, appID: app.id)?.token
+            } catch SessionError.closed {
+                token = nil  // closed before: its token is erased; what became of its revocation is read below
+            }
         }
         guard let (session, closedNow) = try await store.close(
             id: id, appID: app.id, reason: .loggedOut, keepRevocation: revoke && token != nil)
         else { return nil }
-        guard revoke, closedNow, let token else { return (session, revoke ? .done : nil) }
+        guard revoke else { return (session, nil) }
+        guard closedNow, let token else {
+            return (session, try await store.revocation(sessionID: id, appID: app.id))
+        }
         do {
             let credentials = try await self.credentials.credentials(for: app)
             try await graph.revokePermissions(accessToken: token, credentials: credentials)
-            try await store.completeRevocation(sessionID: id, appID: app.id)
+            try await store.completeRevocation(sessionID: id, appID: app.id, confirmed: true)
             return (session, .done)
         } catch let error as GraphError where error.closedReason != nil {
-            // The token is already dead at Facebook: nothing is left to revoke.
-            try await store.completeRevocation(sessionID: id, appID: app.id)
-            return (session, .done)
+            // Facebook refused the token: the grant is gone already (458, 466), or the token is dead for another
+            // reason and can revoke nothing. Either way nothing is left to retry with.
+            let confirmed = error.confirmsRevocation
+            try await store.completeRevocation(sessionID: id, appID: app.id, confirmed: confirmed)
+            return (session, confirmed ? .done : .unavailable)
         } catch {
             return (session, .pending)
         }

@@ -41,9 +41,16 @@ public struct SessionService: Sendable {
         case fresh, cached, deferred
     }
 
-    /// Whether a revocation at Facebook happened at logout.
+    /// How a logout with `revoke=true` left the app's permissions at Facebook (`DELETE /me/permissions`).
     public enum Revocation: String, Sendable {
-        case done, pending
+        /// Facebook confirmed it, at this logout or an earlier one of the session: its answer was a success, or
+        /// the 190/458 or 190/466 that a token gets once its grant is gone.
+        case done
+        /// Facebook could not take it now; the token is kept (encrypted) for the background sweep to retry.
+        case pending
+        /// Nothing can be revoked any more: the session's token was erased before (an earlier logout without
+        /// `revoke`, a close because Facebook refused the token), or Facebook refused it now for another reason.
+        case unavailable
     }
 
     let store: any SessionStore
@@ -219,5 +226,13 @@ func capture<T: Sendable>(_ call: @Sendable () async throws -> T) async -> Resul
         return .success(try await call())
     } catch {
         return .failure(error)
+    }
+}
+
+extension Result {
+    /// The error of a failure, nil for a success.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }

@@ -24,8 +24,13 @@ public protocol SessionStore: Sendable {
     func close(id: String, appID: String, reason: ClosedReason, keepRevocation: Bool) async throws
         -> (session: Session, closedNow: Bool)?
 
-    /// Forgets a pending revocation once Facebook has taken it (or the token was already dead there).
-    func completeRevocation(sessionID: String, appID: String) async throws
+    /// Forgets a pending revocation (and the token it holds) once Facebook has answered it; with `confirmed`
+    /// (Facebook took it, or said the grant is gone already), the session remembers that its revocation is done.
+    func completeRevocation(sessionID: String, appID: String, confirmed: Bool) async throws
+
+    /// What became of the revocation of a closed session: `done` once Facebook confirmed one, `pending` while one
+    /// is owed, else `unavailable`.
+    func revocation(sessionID: String, appID: String) async throws -> SessionService.Revocation
 
     /// Closes every live session of an owner.
     func closeAll(owner: String, appID: String, reason: ClosedReason) async throws -> [Session]

@@ -171,10 +171,12 @@ public struct Sweeper: Sendable {
             do {
                 let credentials = try await service.credentials.credentials(for: app)
                 try await service.graph.revokePermissions(accessToken: revocation.token, credentials: credentials)
-                try await service.store.completeRevocation(sessionID: revocation.sessionID, appID: app.id)
+                try await service.store.completeRevocation(sessionID: revocation.sessionID, appID: app.id, confirmed: true)
                 report.revoked += 1
             } catch let error as GraphError where error.closedReason != nil {
-                try await service.store.completeRevocation(sessionID: revocation.sessionID, appID: app.id)
+                // The token is dead at Facebook: nothing to retry. Done only when that is because the grant is gone.
+                try await service.store.completeRevocation(
+                    sessionID: revocation.sessionID, appID: app.id, confirmed: error.confirmsRevocation)
                 report.revoked += 1
             } catch {
                 let backoff = min(3600, 30 * pow(2, Double(min(revocation.attempts, 7))))

@@ -168,11 +168,33 @@ public struct PostgresSessionStore: SessionStore {
         }
     }
 
-    public func completeRevocation(sessionID: String, appID: String) async throws {
-        try await database.run { connection in
+    public func completeRevocation(sessionID: String, appID: String, confirmed: Bool) async throws {
+        try await database.transaction { connection in
             _ = try connection.execute(
                 "DELETE FROM pending_revocations WHERE session_id = \(sessionID) AND app_id = \(appID)")
+            if confirmed {
+                _ = try connection.execute(
+                    """
+                    UPDATE sessions SET revoked_at = coalesce(revoked_at, now())
+                    WHERE id = \(sessionID) AND app_id = \(appID)
+                    """)
+            }
         }
+    }
+
+    public func revocation(sessionID: String, appID: String) async throws -> SessionService.Revocation {
+        let row = try await database.run { connection in
+            try connection.query(
+                """
+                SELECT s.revoked_at IS NOT NULL AS confirmed,
+                    EXISTS (SELECT 1 FROM pending_revocations p WHERE p.session_id = s.id AND p.app_id = s.app_id) AS owed
+                FROM sessions s WHERE s.id = \(sessionID) AND s.app_id = \(appID)
+                """
+            ).first
+        }
+        guard let row else { return .unavailable }
+        if try row.decode("confirmed", as: Bool.self) { return .done }
+        return try row.decode("owed", as: Bool.self) ? .pending : .unavailable
     }
 
     public func closeAll(owner: String, appID: String, reason: ClosedReason) async throws -> [Session] {

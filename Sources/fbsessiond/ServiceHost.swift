@@ -61,7 +61,9 @@ enum ServiceHost {
         let services = Services(
             apps: apps, keys: CachedKeyStore(PostgresKeyStore(database: runtime.database), ttl: settings.keyCacheTTL),
             readiness: PostgresReadiness(database: runtime.database, migrator: runtime.migrator),
-            metrics: metrics, openAPIDocument: try OpenAPIFile.load(), sessions: sessions, maxSlots: settings.maxSlots,
+            metrics: metrics,
+            openAPIDocument: OpenAPIDocument.serving(try OpenAPIFile.load(), publicURL: settings.publicURL),
+            sessions: sessions, maxSlots: settings.maxSlots,
             events: PostgresEventStore(database: runtime.database), eventWaiters: eventWaiters,
             loginFlow: LoginFlow(
                 sessions: sessions, states: PostgresLoginStateStore(database: runtime.database),

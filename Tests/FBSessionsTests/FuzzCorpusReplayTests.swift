@@ -28,7 +28,7 @@ import HTTPClient
             if let login = try? JSONDecoder().decode(LoginRequest.self, from: body) { _ = try? Validation.owner(login.owner) }
             if let url = try? JSONDecoder().decode(LoginURLRoutes.Body.self, from: body) { _ = try? Validation.owner(url.owner) }
             if let activate = try? JSONDecoder().decode(OwnerRoutes.ActivateRequest.self, from: body) {
-                _ = try? Validation.sessionID(activate.sessionID)
+                _ = try? Validation.sessionID(activate.sessionID, field: "session_id")
             }
             if let text = String(data: body, encoding: .utf8) {
                 _ = Session.isWellFormedID(text)

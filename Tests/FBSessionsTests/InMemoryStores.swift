@@ -61,7 +61,12 @@ struct UnusedSessionStore: SessionStore {
     func close(id: String, appID: String, reason: ClosedReason, keepRevocation: Bool) async throws
         -> (session: Session, closedNow: Bool)?
     { throw ServiceError.databaseUnavailable }
-    func completeRevocation(sessionID: String, appID: String) async throws { throw ServiceError.databaseUnavailable }
+    func completeRevocation(sessionID: String, appID: String, confirmed: Bool) async throws {
+        throw ServiceError.databaseUnavailable
+    }
+    func revocation(sessionID: String, appID: String) async throws -> SessionService.Revocation {
+        throw ServiceError.databaseUnavailable
+    }
     func closeAll(owner: String, appID: String, reason: ClosedReason) async throws -> [Session] {
         throw ServiceError.databaseUnavailable
     }

@@ -161,6 +161,36 @@ import TestSupport
         #expect(silhouette.json["is_silhouette"] as? Bool == true)
     }
 
+    /// `GET .../picture/description`: the same JSON as `redirect=false`, from the same cache entry, with one
+    /// answer type for generated clients; sizes are checked as on the bytes path.
+    @Test func theDescriptionHasAPathOfItsOwn() async throws {
+        let harness = try await PictureHarness()
+        defer { harness.stop() }
+        let (_, session) = try await harness.loggedIn()
+        let bytes = try await harness.picture(session, "type=large")
+        #expect(bytes.status == 200 && bytes.header("Content-Type") == "image/png")
+        let reply = try await harness.call("GET", "/v1/sessions/\(session)/picture/description?type=large")
+        #expect(reply.status == 200 && reply.header("Content-Type") == "application/json")
+        #expect(Set(reply.json.keys) == ["url", "width", "height", "is_silhouette"])
+        #expect(reply.json["width"] as? Int == 200 && reply.json["is_silhouette"] as? Bool == false)
+        #expect(reply.header("Cache-Control") == "private, max-age=3600" && reply.header("Age") != nil)
+        let legacy = try await harness.picture(session, "type=large&redirect=false")
+        #expect(legacy.json["url"] as? String == reply.json["url"] as? String)
+        #expect(harness.emulator.callCount(.picture) == 1 && harness.emulator.callCount(.cdn) == 1)
+        let url = try #require(reply.json["url"] as? String)
+        #expect(try await harness.cdnBytes(url) == bytes.body)
+
+        let bad = try await harness.call("GET", "/v1/sessions/\(session)/picture/description?width=0")
+        #expect(bad.status == 400 && (bad.json["error"] as? [String: Any])?["field"] as? String == "width")
+        for id in ["nope", "ses_", "0", "ses_not-a-real-session-id-000"] {
+            let missing = try await harness.call("GET", "/v1/sessions/\(id)/picture/description")
+            #expect(missing.status == 404 && missing.errorCode == "session_not_found", "\(id)")
+        }
+        #expect(try await harness.call("DELETE", "/v1/sessions/\(session)").status == 200)
+        let closed = try await harness.call("GET", "/v1/sessions/\(session)/picture/description")
+        #expect(closed.status == 410 && closed.errorCode == "session_closed")
+    }
+
     @Test func sizesTypesAndFlagsAreChecked() async throws {
         let harness = try await PictureHarness()
         defer { harness.stop() }
@@ -180,7 +210,11 @@ import TestSupport
             #expect(try await harness.picture(session, query).status == 200, "\(query)")
         }
         #expect(try await harness.picture("ses_not-a-real-session-id-000").errorCode == "session_not_found")
-        #expect(try await harness.picture("nope").status == 400)
+        // A path id that cannot be a session id names no session: 404, as an unknown one.
+        for id in ["nope", "ses_", "0"] {
+            let missing = try await harness.picture(id)
+            #expect(missing.status == 404 && missing.errorCode == "session_not_found", "\(id)")
+        }
     }
 
     @Test func logoutErasesTheUsersPicturesAndClosedSessionsAnswer410() async throws {

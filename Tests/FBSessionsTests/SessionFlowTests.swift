@@ -85,6 +85,17 @@ import TestSupport
         #expect(((rejected.json["error"] as? [String: Any])?["graph"] as? [String: Any])?["subcode"] as? Int == 460)
         let garbage = try await harness.login(owner: "o", token: "EAAgarbage")
         #expect(garbage.status == 422)
+        // This app's own app token, and a Page token: valid and this app's, but not user tokens. The caller can fix
+        // that (and a retry would not help): 422 with Graph's detail, never a 502 that looks like an outage.
+        let appToken = try harness.emulator.appToken(for: harness.facebookApp.id)
+        let app = try await harness.login(owner: "o", token: appToken)
+        #expect(app.status == 422 && app.errorCode == "token_rejected", "\(app.text)")
+        #expect(((app.json["error"] as? [String: Any])?["graph"] as? [String: Any])?["code"] as? Int == 2500)
+        #expect(!app.text.contains(appToken) && !app.text.contains(harness.facebookApp.secret))
+        let page = try harness.emulator.issuePageToken(
+            appID: harness.facebookApp.id, userID: user.id, pageID: "20000000000000001").accessToken
+        let pageLogin = try await harness.login(owner: "o", token: page)
+        #expect(pageLogin.status == 422 && pageLogin.errorCode == "token_rejected", "\(pageLogin.text)")
         #expect(try await harness.rows("SELECT count(*) AS n FROM sessions").first?.decode("n", as: Int.self) == 0)
         #expect(try await harness.rows("SELECT count(*) AS n FROM events").first?.decode("n", as: Int.self) == 0)
     }
@@ -254,7 +265,12 @@ import TestSupport
         let issued = harness.emulator.token(token)
         #expect(issued?.invalidation != nil, "revoking all permissions invalidates every token of \(user.id)")
         let again = try await harness.call("DELETE", "/v1/sessions/\(id)")
-        #expect(again.status == 200 && again.json["state"] as? String == "closed")
+        #expect(again.status == 200 && again.json["state"] as? String == "closed" && again.json["revocation"] == nil)
+        // Facebook confirmed the revocation at the first logout: a repeat says done again, without calling Graph.
+        let calls = harness.emulator.callCount(.permissions)
+        let repeated = try await harness.call("DELETE", "/v1/sessions/\(id)?revoke=true")
+        #expect(repeated.status == 200 && repeated.json["revocation"] as? String == "done")
+        #expect(harness.emulator.callCount(.permissions) == calls)
         let list = try await harness.call("GET", "/v1/owners/o/sessions").json
         #expect((list["sessions"] as? [Any])?.isEmpty == true && list["active_session_id"] is NSNull)
         let missing = try await harness.call("DELETE", "/v1/sessions/ses_AAAAAAAAAAAAAAAAAAAAAA")
@@ -338,7 +354,19 @@ import TestSupport
             #expect(reply.status == 400 && reply.errorCode == "invalid_request", "\(field): \(reply.text)")
             if !field.isEmpty { #expect((reply.json["error"] as? [String: Any])?["field"] as? String == field) }
         }
-        #expect(try await harness.call("GET", "/v1/sessions/not-an-id").status == 400)
+        // A path id that cannot be a session id names no session: 404 on every session route, as an unknown id.
+        for id in ["nope", "ses_", "0", "not-an-id", "ses_short"] {
+            for (method, path) in [
+                ("GET", "/v1/sessions/\(id)"), ("DELETE", "/v1/sessions/\(id)"), ("DELETE", "/v1/sessions/\(id)?revoke=true"),
+                ("GET", "/v1/sessions/\(id)/token"), ("GET", "/v1/sessions/\(id)?validate=always"),
+            ] {
+                let reply = try await harness.call(method, path)
+                #expect(reply.status == 404 && reply.errorCode == "session_not_found", "\(method) \(path): \(reply.text)")
+            }
+        }
+        // In a body, a malformed session id is still a bad field.
+        let activate = try await harness.call("PUT", "/v1/owners/o/active", json: ["session_id": "nope"])
+        #expect(activate.status == 400 && (activate.json["error"] as? [String: Any])?["field"] as? String == "session_id")
         #expect(try await harness.call("GET", "/v1/sessions/ses_AAAAAAAAAAAAAAAAAAAAAA?validate=sometimes").status == 400)
         #expect(try await harness.rows("SELECT count(*) AS n FROM sessions").first?.decode("n", as: Int.self) == 0)
         // SQL-looking owners are data.

@@ -97,6 +97,9 @@ import TestSupport
         #expect(report.revoked == 1)
         #expect(harness.emulator.token(stored)?.invalidation != nil)
         #expect(try await harness.rows("SELECT count(*) AS n FROM pending_revocations").first?.decode("n", as: Int.self) == 0)
+        // Facebook confirmed it in the background: a repeated logout says so.
+        let again = try await harness.call("DELETE", "/v1/sessions/\(id)?revoke=true")
+        #expect(again.status == 200 && again.json["revocation"] as? String == "done")
     }
 
     @Test func reencryptMovesEverySecretToTheNewKeyResumably() async throws {

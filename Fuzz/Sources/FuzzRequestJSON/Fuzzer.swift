@@ -17,7 +17,7 @@ public func fuzzRequestJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = try? Validation.owner(url.owner)
     }
     if let activate = try? decoder.decode(OwnerRoutes.ActivateRequest.self, from: body) {
-        _ = try? Validation.sessionID(activate.sessionID)
+        _ = try? Validation.sessionID(activate.sessionID, field: "session_id")
     }
     if let text = String(data: body, encoding: .utf8) {
         _ = Session.isWellFormedID(text)
