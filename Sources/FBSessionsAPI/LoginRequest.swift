@@ -7,12 +7,15 @@ struct LoginRequest: Decodable {
     let accessToken: String?
     let code: String?
     let state: String?
+    /// A Limited Login `AuthenticationToken` (docs/limited-login.md).
+    let authenticationToken: String?
     let slot: Int?
     let activate: Bool
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case owner, code, state, slot, activate
         case accessToken = "access_token"
+        case authenticationToken = "authentication_token"
     }
 
     init(from decoder: any Decoder) throws {
@@ -22,6 +25,7 @@ struct LoginRequest: Decodable {
         accessToken = try fields.decodeIfPresent(String.self, forKey: .accessToken)
         code = try fields.decodeIfPresent(String.self, forKey: .code)
         state = try fields.decodeIfPresent(String.self, forKey: .state)
+        authenticationToken = try fields.decodeIfPresent(String.self, forKey: .authenticationToken)
         slot = try fields.decodeIfPresent(Int.self, forKey: .slot)
         activate = try fields.decodeIfPresent(Bool.self, forKey: .activate) ?? true
     }

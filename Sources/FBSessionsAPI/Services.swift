@@ -27,6 +27,9 @@ public struct Services: Sendable {
     public let facebookCallbacks: FacebookCallbacks?
     /// Profile pictures; `nil` (tests that do not need them) answers 503 `picture_unavailable`.
     public let pictures: PictureService?
+    /// Limited Login's nonces and logins; `nil` (route tests without a database) answers 503
+    /// `database_unavailable`.
+    public let limitedLogin: LimitedLogin?
     /// The try-it page at `GET /docs`.
     public let docsPage: DocsPage
 
@@ -35,7 +38,8 @@ public struct Services: Sendable {
         apps: any AppStore, keys: any KeyStore, readiness: any ReadinessProbe, metrics: MetricsRegistry,
         openAPIDocument: [UInt8], sessions: SessionService, maxSlots: Int, events: (any EventStore)? = nil,
         eventWaiters: EventWaiters = EventWaiters(), loginFlow: LoginFlow? = nil,
-        facebookCallbacks: FacebookCallbacks? = nil, pictures: PictureService? = nil, docsPage: DocsPage = .placeholder
+        facebookCallbacks: FacebookCallbacks? = nil, pictures: PictureService? = nil, docsPage: DocsPage = .placeholder,
+        limitedLogin: LimitedLogin? = nil
     ) {
         self.apps = apps
         self.keys = keys
@@ -50,6 +54,7 @@ public struct Services: Sendable {
         self.facebookCallbacks = facebookCallbacks
         self.pictures = pictures
         self.docsPage = docsPage
+        self.limitedLogin = limitedLogin
     }
 }
 
@@ -62,5 +67,6 @@ public enum APIRoutes {
             + OwnerRoutes.routes(services)
             + EventRoutes.routes(events: services.events, waiters: services.eventWaiters)
             + LoginURLRoutes.routes(services) + FacebookCallbackRoutes.routes(services)
+            + LoginNonceRoutes.routes(services)
     }
 }

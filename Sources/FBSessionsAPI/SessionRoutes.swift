@@ -8,6 +8,7 @@ enum SessionRoutes {
         let sessions = services.sessions
         let maxSlots = services.maxSlots
         let loginFlow = services.loginFlow
+        let limitedFlow = services.limitedLogin
         return [
             /// - Remark: HTTP POST /v1/sessions (openapi.yaml operationId createSession)
             Route("POST", "/v1/sessions", operationID: "createSession", scope: .sessions, acceptsJSON: true, body: .waiting { context in
@@ -16,6 +17,9 @@ enum SessionRoutes {
                 let owner = try Validation.owner(body.owner)
                 if let slot = body.slot, !(0..<maxSlots).contains(slot) {
                     throw APIError.invalid("slot must be between 0 and \(maxSlots - 1).", field: "slot")
+                }
+                if body.authenticationToken != nil {
+                    return try await limitedLogin(body, owner: owner, app: app, flow: limitedFlow)
                 }
                 if body.code != nil || body.state != nil {
                     return try await codeLogin(body, owner: owner, app: app, flow: loginFlow)

@@ -12,6 +12,10 @@ public struct Settings: Sendable {
     public var graphURL: String
     /// Login dialog base URL.
     public var dialogURL: String
+    /// Where Limited Login's signing keys (a JWKS) are fetched.
+    public var limitedJWKSURL: String
+    /// Limited Login's uninstall endpoint (revocation of limited sessions).
+    public var limitedUninstallURL: String
     /// Graph API version, e.g. `v21.0`.
     public var graphVersion: String
     /// The key ring; nil when `FBS_ENCRYPTION_KEYS` is unset.
@@ -62,6 +66,10 @@ public struct Settings: Sendable {
 
     /// The current Graph API version used when `FBS_GRAPH_VERSION` is unset.
     public static let defaultGraphVersion = "v21.0"
+    /// Limited Login's key set (developers.facebook.com, "OIDC Token for Limited Login").
+    public static let defaultLimitedJWKSURL = "https://limited.facebook.com/.well-known/oauth/openid/jwks/"
+    /// Limited Login's uninstall endpoint (the same page).
+    public static let defaultLimitedUninstallURL = "https://www.limited.facebook.com/platform/uninstall/"
 
     /// Every variable read, with its default, for `--help` and `deploy/fbsessiond.env.example`.
     public static let documented: [(name: String, defaultValue: String, meaning: String)] = [
@@ -69,6 +77,8 @@ public struct Settings: Sendable {
         ("FBS_LISTEN", "127.0.0.1:8080", "address:port to listen on"),
         ("FBS_GRAPH_URL", "https://graph.facebook.com", "Graph API base URL, no version"),
         ("FBS_DIALOG_URL", "https://www.facebook.com", "login dialog base URL"),
+        ("FBS_LIMITED_JWKS_URL", defaultLimitedJWKSURL, "where Limited Login's signing keys are fetched"),
+        ("FBS_LIMITED_UNINSTALL_URL", defaultLimitedUninstallURL, "Limited Login's revocation (uninstall) endpoint"),
         ("FBS_GRAPH_VERSION", defaultGraphVersion, "Graph API version"),
         ("FBS_ENCRYPTION_KEYS", "", "key ring kid:base64-32-bytes,...; the first encrypts (required by serve)"),
         ("FBS_PICTURE_HOSTS", "fbcdn.net,fbsbx.com,facebook.com", "allowed picture host suffixes"),
@@ -110,7 +120,12 @@ public struct Settings: Sendable {
         }
         let graphURL = reader.string("FBS_GRAPH_URL", default: "https://graph.facebook.com")
         let dialogURL = reader.string("FBS_DIALOG_URL", default: "https://www.facebook.com")
-        for (name, value) in [("FBS_GRAPH_URL", graphURL), ("FBS_DIALOG_URL", dialogURL)]
+        let jwksURL = reader.string("FBS_LIMITED_JWKS_URL", default: defaultLimitedJWKSURL)
+        let uninstallURL = reader.string("FBS_LIMITED_UNINSTALL_URL", default: defaultLimitedUninstallURL)
+        for (name, value) in [
+            ("FBS_GRAPH_URL", graphURL), ("FBS_DIALOG_URL", dialogURL), ("FBS_LIMITED_JWKS_URL", jwksURL),
+            ("FBS_LIMITED_UNINSTALL_URL", uninstallURL),
+        ]
         where !(value.hasPrefix("https://") || value.hasPrefix("http://")) {
             reader.problem("\(name): expected an http(s) URL")
         }
@@ -137,7 +152,8 @@ public struct Settings: Sendable {
         }
         let settings = Settings(
             databaseURL: reader.optionalString("DATABASE_URL"),
-            listenHost: host, listenPort: port, graphURL: graphURL, dialogURL: dialogURL, graphVersion: version,
+            listenHost: host, listenPort: port, graphURL: graphURL, dialogURL: dialogURL,
+            limitedJWKSURL: jwksURL, limitedUninstallURL: uninstallURL, graphVersion: version,
             keyring: keyring, pictureHosts: hosts, pictureAllowHTTP: allowHTTP, logLevel: level,
             validateTTL: reader.integer("FBS_VALIDATE_TTL", default: 300, in: 1...86_400 * 30),
             refreshAfter: reader.integer("FBS_REFRESH_AFTER", default: 86_400, in: 60...86_400 * 60),

@@ -194,10 +194,11 @@ public struct Sweeper: Sendable {
     private func retryUninstall(_ revocation: PendingRevocation, app: App, report: inout SweepReport) async throws {
         switch await service.uninstall(token: revocation.token, app: app) {
         case .done:
-            try await service.store.completeRevocation(sessionID: revocation.sessionID, appID: app.id)
+            try await service.store.completeRevocation(sessionID: revocation.sessionID, appID: app.id, confirmed: true)
             report.revoked += 1
         case .unavailable:
-            try await service.store.completeRevocation(sessionID: revocation.sessionID, appID: app.id)
+            try await service.store.completeRevocation(
+                sessionID: revocation.sessionID, appID: app.id, confirmed: false)
             report.revocationsUnavailable += 1
         case .pending:
             let backoff = min(3600, 30 * pow(2, Double(min(revocation.attempts, 7))))
