@@ -76,12 +76,20 @@ extension SessionService {
     /// went (``Revocation``): `done` only when Facebook confirmed it, now or at an earlier logout of the session;
     /// `pending` when Graph cannot take it now (the session closes anyway and the background sweep retries);
     /// `unavailable` when the token is gone (erased before, or refused by Facebook now).
+    ///
+    /// A Limited Login session is revoked at the uninstall endpoint instead (``uninstall(token:app:)``), with the
+    /// same answers: `done` when Facebook took it, `pending` when it could not be asked, `unavailable` when the
+    /// token expired (an hour after login) or Facebook refused it.
     /// - Returns: nil when unknown to this app; the revocation is nil without `revoke`.
     public func logout(_ id: String, app: App, revoke: Bool) async throws -> (Session, Revocation?)? {
         var token: String?
+        var kind = LoginKind.standard
         if revoke {
             do {
-                token = try await store.sessionWithToken(id: id, appID: app.id)?.token
+                if let found = try await store.sessionWithToken(id: id, appID: app.id) {
+                    token = found.token
+                    kind = found.session.loginKind
+                }
             } catch SessionError.closed {
                 token = nil  // closed before: its token is erased; what became of its revocation is read below
             }
@@ -92,6 +100,18 @@ extension SessionService {
         guard revoke else { return (session, nil) }
         guard closedNow, let token else {
             return (session, try await store.revocation(sessionID: id, appID: app.id))
+        }
+        if kind == .limited {
+            switch await uninstall(token: token, app: app) {
+            case .done:
+                try await store.completeRevocation(sessionID: id, appID: app.id, confirmed: true)
+                return (session, .done)
+            case .unavailable:
+                try await store.completeRevocation(sessionID: id, appID: app.id, confirmed: false)
+                return (session, .unavailable)
+            case .pending:
+                return (session, .pending)
+            }
         }
         do {
             let credentials = try await self.credentials.credentials(for: app)

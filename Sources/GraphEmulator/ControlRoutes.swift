@@ -71,6 +71,10 @@ struct ControlRoutes {
         case ("PUT", ["options"]): return (200, try setOptions(body))
         case ("GET", ["options"]): return (200, optionState())
         case ("POST", ["demo"]): return (200, Self.json(emulator.seedDemo()))
+        case (_, let path) where path.first == "limited":
+            if let answer = try limitedRoute(method, Array(path.dropFirst()), query: query, body: body) { return answer }
+            throw ControlError(
+                404, "not_found", "No control route \(method) /__emulator/\(segments.joined(separator: "/")).")
         case ("POST", ["demo-token"]):
             let user = query.first { $0.0 == "user" }?.1 ?? "alice"
             return (201, Self.json(try emulator.issueDemoToken(user: user), now: emulator.now))
@@ -91,7 +95,9 @@ struct ControlRoutes {
                 "POST /__emulator/tokens/invalidate", "POST /__emulator/codes", "PUT|GET /__emulator/latency",
                 "POST|GET|DELETE /__emulator/faults", "PUT /__emulator/app-usage", "GET|POST /__emulator/clock",
                 "GET|DELETE /__emulator/counters", "PUT|GET /__emulator/options", "POST /__emulator/demo",
-                "POST /__emulator/demo-token?user=alice",
+                "POST /__emulator/demo-token?user=alice", "POST /__emulator/limited/tokens",
+                "POST /__emulator/limited/demo-token?user=alice&nonce=...", "GET|PUT /__emulator/limited/keys",
+                "POST /__emulator/limited/keys/rotate", "GET /__emulator/limited/uninstalls",
             ])
         ),
         ("endpoints", .strings(GraphEndpoint.allCases.map(\.rawValue))),

@@ -17,7 +17,7 @@ enum DialogPage {
             ("client_id", login.app.id), ("redirect_uri", login.redirectURI), ("state", login.state),
             ("scope", login.scopes.joined(separator: ",")),
             ("response_type", login.responseTypes.sorted().joined(separator: ",")), ("auth_type", login.authType),
-            ("auth_nonce", login.authNonce), ("grants_shown", "1"),
+            ("auth_nonce", login.authNonce), ("nonce", login.nonce), ("grants_shown", "1"),
         ]
         for (name, value) in hidden {
             guard let value else { continue }
@@ -41,6 +41,13 @@ enum DialogPage {
             html += "\(escape(scope))</label><br>\n"
         }
         html += "</fieldset>\n"
+        // The App Tracking Transparency choice: declining it gives Limited Login (an AuthenticationToken).
+        let limited = login.limitedTracking ? " checked" : ""
+        let enabled = login.limitedTracking ? "" : " checked"
+        html += "<fieldset><legend>Tracking</legend>\n"
+        html += "<label><input type=radio name=tracking value=enabled\(enabled)> Allow tracking (a Graph access token)"
+        html += "</label><br>\n<label><input type=radio name=tracking value=limited\(limited)> Ask app not to track"
+        html += " (Limited Login: an AuthenticationToken)</label><br>\n</fieldset>\n"
         html += "<button type=submit name=action value=approve>Continue</button>\n"
         html += "<button type=submit name=action value=cancel>Cancel</button>\n</form>\n</body></html>\n"
         return page(status: 200, html: html)

@@ -31,7 +31,35 @@ enum DialogRoutes {
             return GraphAnswer(
                 .raw(DialogPage.error(status: 400, title: "Error", message: "Choose a person to log in as.")))
         }
+        if request.parameter("tracking") == "limited" {
+            return limitedApprove(login, userID: userID, request: request, store: &store)
+        }
         return GraphAnswer(.redirect(approve(login, userID: userID, request: request, store: &store)))
+    }
+
+    /// Limited Login (the person declined tracking): no code and no access token, but an `AuthenticationToken`
+    /// carrying the dialog's `nonce`, in the redirect's fragment as `id_token` (the OIDC implicit flow's answer),
+    /// with `state`. The grant is recorded as for any login.
+    static func limitedApprove(
+        _ login: DialogLogin, userID: String, request: GraphRequest, store: inout EmulatorStore
+    ) -> GraphAnswer {
+        let key = GrantKey(appID: login.app.id, userID: userID)
+        let previous = store.grants[key] ?? Grant(granted: [], declined: [], expired: [])
+        let asked = login.asked(given: previous)
+        let checked = request.parameter("grants_shown") == nil ? Set(asked) : Set(request.parameters(named: "grant"))
+        let grant = EmulatorStore.normalized(
+            granted: previous.granted + asked.filter { checked.contains($0) },
+            declined: previous.declined + asked.filter { !checked.contains($0) }, expired: previous.expired)
+        store.grants[key] = grant
+        var token = AuthenticationTokenRequest(
+            appID: login.app.id, userID: userID, nonce: login.nonce ?? RandomText.alphanumeric(32))
+        token.granted = grant.granted
+        guard let minted = try? store.mintAuthenticationToken(token, baseURL: request.baseURL) else {
+            return GraphAnswer(.raw(DialogPage.error(status: 500, title: "Error", message: "Could not sign the token.")))
+        }
+        var pairs = [("id_token", minted.token)]
+        if let state = login.state { pairs.append(("state", state)) }
+        return GraphAnswer(.redirect(login.redirect(query: [], fragment: FormCoding.query(pairs))))
     }
 
     /// Records the user's choices and builds the success redirect.
@@ -97,6 +125,10 @@ struct DialogLogin {
     let responseTypes: Set<String>
     let authType: String?
     let authNonce: String?
+    /// `tracking=limited` asks for Limited Login (the SDK's `LoginConfiguration(tracking: .limited)`).
+    let limitedTracking: Bool
+    /// The OIDC `nonce` a Limited Login token carries.
+    let nonce: String?
 
     /// The permissions the dialog asks about: the requested ones not yet granted, leaving out previously declined
     /// ones unless `auth_type=rerequest`. `public_profile` is always granted and never asked.
@@ -139,7 +171,7 @@ struct DialogLogin {
         let types = Set(
             (request.parameter("response_type") ?? "code").split(whereSeparator: { $0 == "," || $0 == " " })
                 .map(String.init))
-        guard !types.isEmpty, types.isSubset(of: ["code", "token", "granted_scopes"]) else {
+        guard !types.isEmpty, types.isSubset(of: ["code", "token", "granted_scopes", "id_token"]) else {
             return .failure(
                 DialogFailure(status: 400, title: "Error", message: "The response_type parameter is not supported."))
         }
@@ -151,7 +183,8 @@ struct DialogLogin {
         return .success(
             DialogLogin(
                 app: app, redirectURI: redirectURI, state: request.parameter("state"), scopes: scopes,
-                responseTypes: types, authType: authType, authNonce: request.parameter("auth_nonce")))
+                responseTypes: types, authType: authType, authNonce: request.parameter("auth_nonce"),
+                limitedTracking: request.parameter("tracking") == "limited", nonce: request.parameter("nonce")))
     }
 }
 

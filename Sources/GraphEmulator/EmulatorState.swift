@@ -65,6 +65,8 @@ struct EmulatorStore: Sendable {
     var startedBaseURL: String?
     /// The key that signs picture CDN URLs.
     let cdnKey = SecureRandom.bytes(32)
+    /// Limited Login: signing keys, the key set's max-age, uninstalls.
+    var limited = LimitedLoginState()
     /// Generated images, by cache key; small and bounded.
     var imageCache: [String: [UInt8]] = [:]
     var imageCacheOrder: [String] = []

@@ -17,6 +17,12 @@ public enum GraphEndpoint: String, Sendable, CaseIterable, Hashable {
     case cdn
     /// The login dialog `/vNN.N/dialog/oauth`.
     case dialog
+    /// Limited Login's discovery document, `/.well-known/openid-configuration/`.
+    case openIDConfiguration = "openid_configuration"
+    /// Limited Login's key set, `/.well-known/oauth/openid/jwks/`.
+    case jwks
+    /// Limited Login's uninstall endpoint, `POST /platform/uninstall/`.
+    case uninstall
     /// Any other Graph path (unknown nodes and edges).
     case other
 }

@@ -158,6 +158,15 @@ struct GraphError: Error, Sendable, Equatable {
             "Invalid grant_type: '\(grant)'. Supported types: authorization_code, client_credentials", code: 100)
     }
 
+    // MARK: Limited Login's uninstall endpoint (emulator wording: Facebook's answers are not documented)
+
+    static let invalidIDToken = tokenError("Invalid id_token.")
+    static let expiredIDToken = tokenError("The id_token has expired.", subcode: 463)
+
+    static func missingParameter(_ name: String) -> GraphError {
+        GraphError("(#100) The parameter \(name) is required", code: 100)
+    }
+
     // MARK: Transient and throttling (§7.2, §12.13)
 
     static let unknown = GraphError("An unknown error has occurred.", code: 1, status: 500, isTransient: true)

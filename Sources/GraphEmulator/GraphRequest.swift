@@ -32,6 +32,12 @@ struct GraphRequest: Sendable {
 
     /// The endpoint family this request belongs to.
     var endpoint: GraphEndpoint {
+        switch segments {
+        case [".well-known", "openid-configuration"]: return .openIDConfiguration
+        case [".well-known", "oauth", "openid", "jwks"]: return .jwks
+        case ["platform", "uninstall"]: return .uninstall
+        default: break
+        }
         switch segments.count {
         case 1:
             switch segments[0] {
