@@ -29,6 +29,8 @@ enum RunCommand {
             emulator = (instance, server)
             environment["FBS_GRAPH_URL"] = instance.baseURL
             environment["FBS_DIALOG_URL"] = instance.dialogBaseURL
+            environment["FBS_LIMITED_JWKS_URL"] = instance.limitedJWKSURL
+            environment["FBS_LIMITED_UNINSTALL_URL"] = instance.limitedUninstallURL
             environment["FBS_PICTURE_HOSTS"] = environment["FBS_PICTURE_HOSTS"] ?? "127.0.0.1,localhost"
             environment["FBS_PICTURE_ALLOW_HTTP"] = environment["FBS_PICTURE_ALLOW_HTTP"] ?? "true"
         }
@@ -83,6 +85,18 @@ enum RunCommand {
                     curl -s -w '\\n' -H "Authorization: Bearer $KEY" \(base)/v1/owners/demo-user/sessions
                     curl -s -o /dev/null -w '%{http_code} %{content_type} %{size_download} bytes\\n' -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION/picture?type=large"
                     curl -s -w '\\n' -X DELETE -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION"
+
+                  Limited Login (an iOS user who declined tracking: the app gets an AuthenticationToken, no Graph token):
+                  a nonce for the app to pass to the SDK, a token the emulator signs for bob with it, the login, logout:
+                    NONCE=$(curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+                      -d '{"owner":"demo-user"}' \(base)/v1/login-nonces | sed -E 's/.*"nonce":"([^"]+)".*/\\1/')
+                    IDTOKEN=$(curl -s -X POST "\(instance.baseURL)/__emulator/limited/demo-token?user=bob&nonce=$NONCE" | sed -E 's/.*"authentication_token":"([^"]+)".*/\\1/')
+                    LIMITED=$(curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+                      -d "{\\"owner\\":\\"demo-user\\",\\"authentication_token\\":\\"$IDTOKEN\\"}" \(base)/v1/sessions | sed -E 's/.*"id":"(ses_[^"]+)".*/\\1/')
+                    curl -s -w '\\n' -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$LIMITED"
+                    curl -s -w '\\n' -X DELETE -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$LIMITED?revoke=true"
+                  (the dialog below offers the same choice: "Ask app not to track" with a nonce in the login URL's
+                  query, e.g. &tracking=limited&nonce=$NONCE, lands on the callback with #id_token=... instead.)
 
                   Or log in through the dialog in a browser: get a login URL, open its "url", pick a demo user;
                   the browser lands on http://127.0.0.1:3000/callback?code=...&state=... (nothing listens there:

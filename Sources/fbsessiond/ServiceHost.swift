@@ -34,9 +34,14 @@ enum ServiceHost {
             throw CommandFailure("FBS_GRAPH_URL: \(error)")
         }
         defer { graph.shutdown() }
+        let limitedClient = try limitedLoginClient(settings, metrics: metrics)
+        defer { limitedClient.shutdown() }
         let sessions = SessionService(
             store: PostgresSessionStore(database: runtime.database, keyring: keyring), graph: graph, apps: apps,
-            policy: policy(settings))
+            policy: policy(settings), limitedLogin: limitedClient)
+        let limitedLogin = LimitedLogin(
+            sessions: sessions, nonces: PostgresLoginNonceStore(database: runtime.database),
+            keys: SigningKeyCache(source: limitedClient))
         let eventWaiters = EventWaiters()
         metrics.gauge("fbs_event_waiters", help: "Long-poll requests waiting for events.") {
             [([], Double(eventWaiters.count))]
@@ -71,7 +76,7 @@ enum ServiceHost {
             facebookCallbacks: FacebookCallbacks(
                 apps: apps, users: PostgresSessionStore(database: runtime.database, keyring: keyring),
                 publicURL: settings.publicURL), pictures: pictures,
-            docsPage: try DocsPageFile.load(logger: runtime.logger))
+            docsPage: try DocsPageFile.load(logger: runtime.logger), limitedLogin: limitedLogin)
         var httpLogger = Logger(label: "http", level: settings.logLevel)
         httpLogger.metadata = [:]
         let router = Router(
@@ -116,6 +121,17 @@ enum ServiceHost {
 }
 
 extension ServiceHost {
+    /// The Limited Login client the settings describe (`FBS_LIMITED_JWKS_URL`, `FBS_LIMITED_UNINSTALL_URL`).
+    static func limitedLoginClient(_ settings: Settings, metrics: MetricsRegistry? = nil) throws -> LimitedLoginClient {
+        do {
+            return try LimitedLoginClient(
+                configuration: .init(settings: settings), logger: Logger(label: "limited", level: settings.logLevel),
+                metrics: metrics)
+        } catch let error as GraphClient.ConfigurationError {
+            throw CommandFailure(error.description)
+        }
+    }
+
     /// The session policy the settings describe.
     static func policy(_ settings: Settings) -> SessionService.Policy {
         .init(

@@ -21,9 +21,12 @@ enum SweepCommand {
         let keyring = try runtime.keyring()
         let graph = try GraphClient(configuration: .init(settings: runtime.settings))
         defer { graph.shutdown() }
+        let limitedClient = try ServiceHost.limitedLoginClient(runtime.settings)
+        defer { limitedClient.shutdown() }
         let store = PostgresSessionStore(database: runtime.database, keyring: keyring)
         let sessions = SessionService(
-            store: store, graph: graph, apps: try runtime.apps, policy: ServiceHost.policy(runtime.settings))
+            store: store, graph: graph, apps: try runtime.apps, policy: ServiceHost.policy(runtime.settings),
+            limitedLogin: limitedClient)
         let report = try await Sweeper(service: sessions, store: store, policy: policy(runtime.settings)).pass()
         print(
             "validated \(report.validated), extended \(report.extended), closed \(report.closed), "
