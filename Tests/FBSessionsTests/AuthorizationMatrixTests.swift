@@ -134,6 +134,7 @@ import TestSupport
         case "setActiveSession": return [404]  // names the victim's session in its body
         case "createSession": return [422]  // the victim's token was not issued for the other app
         case "createLoginURL": return [400]  // the victim's redirect URI is not the other app's
+        case "createLoginNonce": return [201]  // a nonce of its own app, for an owner of its own
         default: return [200, 204]
         }
     }
@@ -184,6 +185,7 @@ import TestSupport
         case "createLoginURL":
             return ["owner": victim.owner, "redirect_uri": "https://shop.example/callback", "scopes": ["email"]]
         case "setActiveSession": return ["session_id": victim.sessionID]
+        case "createLoginNonce": return ["owner": victim.owner]
         default: return nil
         }
     }
@@ -194,6 +196,7 @@ import TestSupport
 final class FullService: Sendable {
     let server: Server
     let fetcher: PictureFetcher
+    let limitedClient: LimitedLoginClient
     let harness: SessionHarness
 
     init(_ harness: SessionHarness, keyCacheTTL: Double) async throws {
@@ -202,6 +205,10 @@ final class FullService: Sendable {
         let apps = PostgresAppStore(database: database, keyring: harness.keyring)
         let keys = CachedKeyStore(PostgresKeyStore(database: database), ttl: keyCacheTTL)
         fetcher = try PictureFetcher(allowsHTTP: true)
+        limitedClient = try LimitedLoginClient(
+            configuration: .init(
+                jwksURL: harness.emulator.limitedJWKSURL, uninstallURL: harness.emulator.limitedUninstallURL,
+                allowsPlainHTTP: true))
         let pictures = PictureService(
             sessions: harness.sessions, store: PostgresPictureStore(database: database), fetcher: fetcher,
             urlPolicy: PictureURLPolicy(hostSuffixes: ["127.0.0.1"], allowsHTTP: true),
@@ -216,7 +223,10 @@ final class FullService: Sendable {
                 sessions: harness.sessions, states: PostgresLoginStateStore(database: database),
                 configuration: .init(dialogURL: harness.emulator.dialogBaseURL + "/", graphVersion: "v21.0")),
             facebookCallbacks: FacebookCallbacks(apps: apps, users: harness.store, publicURL: "https://sessions.example/"),
-            pictures: pictures)
+            pictures: pictures,
+            limitedLogin: LimitedLogin(
+                sessions: harness.sessions, nonces: PostgresLoginNonceStore(database: database),
+                keys: SigningKeyCache(source: limitedClient)))
         var configuration = ServerConfiguration()
         configuration.port = 0
         server = try Server(
@@ -246,5 +256,6 @@ final class FullService: Sendable {
     func stop() {
         server.shutdown(gracePeriod: 0)
         fetcher.shutdown()
+        limitedClient.shutdown()
     }
 }
