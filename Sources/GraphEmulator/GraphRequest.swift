@@ -33,6 +33,7 @@ struct GraphRequest: Sendable {
     /// The endpoint family this request belongs to.
     var endpoint: GraphEndpoint {
         switch segments.count {
+        case 0 where parameter("ids") != nil: return .user
         case 1:
             switch segments[0] {
             case "debug_token": return .debugToken
