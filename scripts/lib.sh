@@ -254,8 +254,8 @@ FBS_DEMO_APP_SECRET=demo-app-secret-for-the-local-emulator
 
 # Starts a whole local stack for checks that talk to a live service, and waits until it is ready:
 #   fbs_live_stack_start BIN DIR APP_NAME SCOPE...
-# a throwaway cluster in DIR/pg, `BIN graph-emulator`, a migrated database, the demo app registered as APP_NAME
-# (redirect URI <service>/callback) with a key of the SCOPEs, and `BIN serve` logging to DIR/service.log (append
+# a throwaway cluster in DIR/pg, `BIN graph-emulator` (its demo app also accepting <service>/callback), a migrated
+# database, the demo app registered as APP_NAME (redirect URI <service>/callback) with a key of the SCOPEs, and `BIN serve` logging to DIR/service.log (append
 # mode, so the caller may empty it). Settings already exported by the caller (FBS_VALIDATE_TTL, ...) apply;
 # FBS_SWEEP_INTERVAL defaults to 0. Exports DATABASE_URL, FBS_ENCRYPTION_KEYS, the FBS_ settings of the service,
 # FBS_URL, FBS_EMULATOR_URL and FBS_API_KEY; sets FBS_SERVICE_PID and appends every started pid to
@@ -275,11 +275,13 @@ fbs_live_stack_start() {
     fbs_secret_note_keyring "$FBS_ENCRYPTION_KEYS"
     [ -z "${FBS_SECRETS_TRANSCRIPT_DIR:-}" ] || export FBS_LOG_LEVEL=debug
     emulator_port="$(fbs_free_port)"
-    "$bin" graph-emulator --port "$emulator_port" >"$directory/emulator.log" 2>&1 &
+    port="$(fbs_free_port)"
+    while [ "$port" = "$emulator_port" ]; do port="$(fbs_free_port)"; done
+    export FBS_URL="http://127.0.0.1:$port"
+    # The dialog redirects only to registered URIs (strict mode): the demo app gets the service's callback too.
+    "$bin" graph-emulator --port "$emulator_port" --redirect-uri "$FBS_URL/callback" >"$directory/emulator.log" 2>&1 &
     FBS_STACK_PIDS+=($!)
     export FBS_EMULATOR_URL="http://127.0.0.1:$emulator_port"
-    port="$(fbs_free_port)"
-    export FBS_URL="http://127.0.0.1:$port"
     export FBS_LISTEN="127.0.0.1:$port" FBS_GRAPH_URL="$FBS_EMULATOR_URL" FBS_DIALOG_URL="$FBS_EMULATOR_URL" \
         FBS_PICTURE_HOSTS=127.0.0.1 FBS_PICTURE_ALLOW_HTTP=true FBS_SWEEP_INTERVAL="${FBS_SWEEP_INTERVAL:-0}"
     "$bin" migrate >/dev/null

@@ -160,7 +160,8 @@ struct DialogLogin {
         let wellFormed =
             (lowered.hasPrefix("http://") || lowered.hasPrefix("https://")) && !redirectURI.contains("#")
             && !redirectURI.contains(" ")
-        guard wellFormed, app.redirectURIs.isEmpty || app.redirectURIs.contains(redirectURI) else {
+        // Strict mode (docs/facebook-graph.md §4.1): exactly one of the app's valid OAuth redirect URIs, or blocked.
+        guard wellFormed, app.redirectURIs.contains(redirectURI) else {
             return .failure(
                 DialogFailure(
                     status: 400, title: "URL Blocked",

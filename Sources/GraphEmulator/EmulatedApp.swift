@@ -10,8 +10,9 @@ public struct EmulatedApp: Sendable, Equatable {
     public var requiresProof: Bool
     /// The client token, usable as `APP_ID|CLIENT_TOKEN` (pictures only).
     public var clientToken: String
-    /// The valid OAuth redirect URIs; the dialog and the code exchange require an exact match. Empty accepts any
-    /// `http` or `https` URI (an emulator convenience; Facebook's strict mode has no such default).
+    /// The valid OAuth redirect URIs: the dialog refuses any other (Facebook's strict mode, which every app has
+    /// had since 2018), so an app without any refuses every redirect; the code exchange then requires the very URI
+    /// of the dialog.
     public var redirectURIs: [String]
     /// Users with a developer role: their user tokens may call `debug_token` instead of an app token.
     public var developerIDs: [String]
@@ -23,7 +24,7 @@ public struct EmulatedApp: Sendable, Equatable {
     ///   - name: the display name.
     ///   - requiresProof: whether `appsecret_proof` is mandatory.
     ///   - clientToken: the client token.
-    ///   - redirectURIs: allowed redirect URIs; empty allows any http(s) URI.
+    ///   - redirectURIs: the valid OAuth redirect URIs (exact match; none registered refuses every redirect).
     ///   - developerIDs: user ids with a developer role.
     public init(
         id: String, secret: String, name: String = "Emulated App", requiresProof: Bool = false,

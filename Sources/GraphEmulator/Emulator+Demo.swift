@@ -1,6 +1,6 @@
-/// What ``Emulator/seedDemo()`` set up.
+/// What ``Emulator/seedDemo(redirectURIs:)`` set up.
 public struct DemoSeed: Sendable {
-    /// The demo app (fixed id and secret, any redirect URI allowed).
+    /// The demo app (fixed id and secret; ``Emulator/demoRedirectURI`` and any others asked for registered).
     public let app: EmulatedApp
     /// Alice (with a picture, email and link) and Bob (silhouette, middle name, no link).
     public let users: [EmulatedUser]
@@ -18,18 +18,28 @@ extension Emulator {
     public static let demoAliceID = "10000000000000001"
     /// Bob's user id.
     public static let demoBobID = "10000000000000002"
+    /// The redirect URI the demo app registers: the one `fbsessiond run`'s demo app uses in its login URLs.
+    public static let demoRedirectURI = "http://127.0.0.1:3000/callback"
 
     /// Registers the demo app and the two demo users (again, if they exist). Idempotent.
+    /// - Parameter redirectURIs: valid OAuth redirect URIs beside ``demoRedirectURI`` (the dialog refuses others).
     /// - Returns: the app, the users, and a printable way to get a demo token.
     @discardableResult
-    public func seedDemo() -> DemoSeed {
+    public func seedDemo(redirectURIs: [String] = []) -> DemoSeed {
         let base = baseURL
         return state.withStore { store in
+            // Seeding again keeps the URIs registered before (a control-API reseed after `--redirect-uri`).
+            var registered = [Self.demoRedirectURI]
+            for uri in (store.apps[Self.demoAppID]?.redirectURIs ?? []) + redirectURIs where !registered.contains(uri) {
+                registered.append(uri)
+            }
             let app =
                 (try? store.registerApp(
                     id: Self.demoAppID, secret: Self.demoAppSecret, name: "fbsessions demo", requiresProof: false,
-                    clientToken: "demo-client-token", redirectURIs: [], developerIDs: [Self.demoAliceID]))
-                ?? EmulatedApp(id: Self.demoAppID, secret: Self.demoAppSecret, clientToken: "demo-client-token")
+                    clientToken: "demo-client-token", redirectURIs: registered, developerIDs: [Self.demoAliceID]))
+                ?? EmulatedApp(
+                    id: Self.demoAppID, secret: Self.demoAppSecret, clientToken: "demo-client-token",
+                    redirectURIs: registered)
             let alice = EmulatedUser(
                 id: Self.demoAliceID, firstName: "Alice", lastName: "Example", email: "alice@example.com",
                 link: "https://www.facebook.com/app_scoped_user_id/\(Self.demoAliceID)/", hasPicture: true)

@@ -110,6 +110,15 @@ struct GraphError: Error, Sendable, Equatable {
             type: "GraphMethodException", code: 100, subcode: 33)
     }
 
+    /// A node name that is neither `me` nor an id: the emulator knows no usernames or aliases, so Graph's answer
+    /// for an alias that does not exist (observed with v25.0: HTTP 400, code 803).
+    static func aliasNotFound(_ names: String) -> GraphError {
+        GraphError("(#803) Some of the aliases you requested do not exist: \(names)", code: 803)
+    }
+
+    /// An empty name in `?ids=` (emulator wording, after an early Graph mock's).
+    static let emptyIdentifier = GraphError("(#100) Cannot specify an empty identifier", code: 100)
+
     static func unknownPath(_ components: String) -> GraphError {
         GraphError("Unknown path components: \(components)", code: 2500)
     }

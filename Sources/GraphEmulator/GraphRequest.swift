@@ -39,6 +39,7 @@ struct GraphRequest: Sendable {
         default: break
         }
         switch segments.count {
+        case 0 where parameter("ids") != nil: return .user
         case 1:
             switch segments[0] {
             case "debug_token": return .debugToken

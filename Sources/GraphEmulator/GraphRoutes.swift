@@ -54,7 +54,7 @@ enum GraphRoutes {
     static func answer(_ request: GraphRequest, store: inout EmulatorStore) -> GraphAnswer {
         if let problem = request.problem { return GraphAnswer(.error(problem)) }
         switch request.endpoint {
-        case .me, .user: return node(request, store: &store)
+        case .me, .user: return request.segments.isEmpty ? nodes(request, store: &store) : node(request, store: &store)
         case .debugToken: return debugToken(request, store: &store)
         case .oauthAccessToken: return accessToken(request, store: &store)
         case .permissions: return permissions(request, store: &store)

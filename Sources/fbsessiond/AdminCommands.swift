@@ -11,7 +11,7 @@ enum AdminCommands {
         guard ["up", "status"].contains(action), arguments.positional.count <= 1 else {
             throw UsageError("expected `migrate`, `migrate up` or `migrate status`")
         }
-        let runtime = try Runtime(settings: try Runtime.settings())
+        let runtime = try Runtime(settings: try Runtime.adminSettings())
         defer { runtime.shutdown() }
         if action == "up" {
             let applied = try await runtime.migrate()
@@ -36,7 +36,7 @@ enum AdminCommands {
     static func app(_ arguments: Arguments) async throws {
         let action = arguments.positional.first
         if arguments.flag("help") || action == nil { return print(Help.app) }
-        let runtime = try Runtime(settings: try Runtime.settings())
+        let runtime = try Runtime(settings: try Runtime.adminSettings())
         defer { runtime.shutdown() }
         switch action {
         case "add":
@@ -77,7 +77,7 @@ enum AdminCommands {
     static func key(_ arguments: Arguments) async throws {
         let action = arguments.positional.first
         if arguments.flag("help") || action == nil { return print(Help.key) }
-        let runtime = try Runtime(settings: try Runtime.settings())
+        let runtime = try Runtime(settings: try Runtime.adminSettings())
         defer { runtime.shutdown() }
         switch action {
         case "add":

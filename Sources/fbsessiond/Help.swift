@@ -56,8 +56,10 @@ enum Help {
 
         up (the default) applies pending migrations in order, each in one transaction, under an advisory lock.
         status lists each migration as applied, pending, changed (edited after it was applied) or unknown.
-        Needs DATABASE_URL. Migrations are read from FBS_MIGRATIONS_DIR, ./migrations, or the installed copy.
-        """
+        Needs DATABASE_URL (see below). Migrations are read from FBS_MIGRATIONS_DIR, ./migrations, or the
+        installed copy.
+
+        """ + LocalStack.helpNote
 
     static let app = """
         Usage: fbsessiond app add --name N --facebook-app-id ID --facebook-app-secret-file F
@@ -66,7 +68,8 @@ enum Help {
 
         add stores an app with its secret encrypted under FBS_ENCRYPTION_KEYS and prints its id and, on the last
         line, its name. The secret is read from a file so it never appears in a process list or shell history.
-        """
+
+        """ + LocalStack.helpNote
 
     static let key = """
         Usage: fbsessiond key add --app NAME [--scope sessions|events|tokens:read]...
@@ -75,7 +78,8 @@ enum Help {
 
         add prints the new key alone on its last line; it is stored only as a SHA-256 hash and cannot be shown
         again. Without --scope a key gets sessions and events. list never shows keys, only their ids.
-        """
+
+        """ + LocalStack.helpNote
 
     static let sweep = """
         Usage: fbsessiond sweep
@@ -85,7 +89,8 @@ enum Help {
         for FBS_SWEEP_MAX_AGE seconds, closes those Graph says are dead, and retries revocations owed to
         Facebook. At most FBS_SWEEP_RATE sessions per second; stops early when Graph is failing. Safe to run on
         several hosts at once (rows are claimed with FOR UPDATE SKIP LOCKED).
-        """
+
+        """ + LocalStack.helpNote
 
     static let reencrypt = """
         Usage: fbsessiond reencrypt [--batch N]
@@ -94,14 +99,18 @@ enum Help {
         FBS_ENCRYPTION_KEYS, in batches of N (default 500), printing progress. Each batch commits on its own,
         so the command can be interrupted and run again: it continues with what is left. Once it reports 0
         left, the old key can be removed from FBS_ENCRYPTION_KEYS.
-        """
+
+        """ + LocalStack.helpNote
 
     static let graphEmulator = """
-        Usage: fbsessiond graph-emulator [--port P] [--host H]
+        Usage: fbsessiond graph-emulator [--port P] [--host H] [--redirect-uri U]...
 
         Serves the Graph API emulator (Graph paths, the login dialog, a CDN for pictures, and a control API
         under /__emulator/) on H:P (default 127.0.0.1 and a free port), seeded with the demo app and the demo
         users Alice and Bob. Point the service at it with FBS_GRAPH_URL and FBS_DIALOG_URL. Nothing in the
         product depends on it; Facebook itself is never contacted.
+
+        Like Facebook in strict mode, the login dialog redirects only to one of the app's valid OAuth redirect
+        URIs. The demo app has http://127.0.0.1:3000/callback; each --redirect-uri adds one (exact match).
         """
 }

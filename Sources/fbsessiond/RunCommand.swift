@@ -75,6 +75,10 @@ enum RunCommand {
                 print(
                     """
                   Facebook:  the built-in Graph emulator at \(instance.baseURL) (demo users alice and bob)
+                  Graph yourself: the demo Facebook app is \(Emulator.demoAppID); its secret and app token (they work
+                    only against this emulator) are the "secret" and "app_token" of
+                    curl -s \(instance.baseURL)/__emulator/apps
+                  Admin commands (app list, key add, webhook add, ...) in this folder use this stack by themselves.
 
                   Try a whole login, status, picture and logout:
                     KEY='\(key)'
@@ -99,14 +103,17 @@ enum RunCommand {
                   query, e.g. &tracking=limited&nonce=$NONCE, lands on the callback with #id_token=... instead.)
 
                   Or log in through the dialog in a browser: get a login URL, open its "url", pick a demo user;
-                  the browser lands on http://127.0.0.1:3000/callback?code=...&state=... (nothing listens there:
+                  the browser lands on \(Emulator.demoRedirectURI)?code=...&state=... (nothing listens there:
                   copy code and state from the address bar) and POST them as {"owner","code","state"} to /v1/sessions.
+                  (The dialog, like Facebook's, redirects only to the app's registered URI.)
                     curl -s -w '\\n' -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
-                      -d '{"owner":"demo-user","redirect_uri":"http://127.0.0.1:3000/callback","scopes":["email"]}' \(base)/v1/login-urls
+                      -d '{"owner":"demo-user","redirect_uri":"\(Emulator.demoRedirectURI)","scopes":["email"]}' \(base)/v1/login-urls
                 """)
             } else {
                 print("\n  curl -s -H 'Authorization: Bearer \(key)' \(base)/v1/app\n")
             }
+            // Shown now even when standard output is a pipe or a file (`fbsessiond run | tee run.log`).
+            fflush(nil)
         }
     }
 
@@ -145,7 +152,7 @@ enum RunCommand {
             app = try await apps.addApp(
                 AppDraft(
                     name: "demo", facebookAppID: Emulator.demoAppID, secret: secret,
-                    redirectURIs: ["http://127.0.0.1:3000/callback"], requiredPermissions: []))
+                    redirectURIs: [Emulator.demoRedirectURI], requiredPermissions: []))
             print("created the demo app (facebook app id \(app.facebookAppID))")
         }
         let keyPath = home + "/demo-key"

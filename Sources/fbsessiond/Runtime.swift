@@ -21,6 +21,15 @@ struct Runtime {
         }
     }
 
+    /// Settings for an admin command (`migrate`, `app`, `key`, `webhook`, `sweep`, `reencrypt`): as
+    /// ``settings(_:)``, but without `DATABASE_URL` the stack of a running `fbsessiond run` in `./.fbsessions`
+    /// is used (``LocalStack``).
+    static func adminSettings(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> Settings {
+        try settings(try LocalStack.environment(environment))
+    }
+
     init(settings: Settings, databaseURL: String? = nil) throws {
         guard let url = databaseURL ?? settings.databaseURL else {
             throw CommandFailure("DATABASE_URL is not set (or use `fbsessiond run` for a private local database)")

@@ -16,7 +16,8 @@ enum WebhookCommands {
         FBS_ENCRYPTION_KEYS and not shown again. Answers other than 2xx are retried with exponential backoff
         until they succeed (at least once; deduplicate by X-FBS-Event-Id). list shows ids, URLs, state and
         pending deliveries, never secrets. remove stops all further deliveries to the webhook.
-        """
+
+        """ + LocalStack.helpNote
 
     /// Runs a `webhook` subcommand against the database of the environment's settings.
     ///
@@ -24,7 +25,7 @@ enum WebhookCommands {
     /// - Throws: ``UsageError`` for a wrong command line, ``CommandFailure`` for a failure the operator can fix.
     static func run(_ arguments: Arguments) async throws {
         if arguments.flag("help") || arguments.positional.first == nil { return print(help) }
-        let runtime = try Runtime(settings: try Runtime.settings())
+        let runtime = try Runtime(settings: try Runtime.adminSettings())
         defer { runtime.shutdown() }
         let store = PostgresWebhookStore(database: runtime.database, keyring: try runtime.keyring())
         try await run(arguments, webhooks: store, apps: try runtime.apps) { print($0) }

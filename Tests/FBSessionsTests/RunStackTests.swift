@@ -1,0 +1,113 @@
+import Foundation
+import GraphEmulator
+import LocalCluster
+import Testing
+import TestSupport
+
+/// `fbsessiond run` as a newcomer meets it, in a folder of its own: the printout says how to get the demo app's
+/// secret (and that works), and the admin commands find the running stack without `DATABASE_URL`.
+@Suite(.serialized) struct RunStackTests {
+    /// Runs the binary to completion in `directory`, with only `PATH` (and `extra`) in its environment.
+    static func run(_ arguments: [String], in directory: URL, extra: [String: String] = [:]) throws
+        -> CommandLineTests.Outcome
+    {
+        guard let binary = CommandLineTests.binary else { throw TestSetupError("build fbsessiond first (swift build)") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.environment = ["PATH": "/usr/bin:/bin"].merging(extra) { $1 }
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CommandLineTests.Outcome(
+            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+            errors: String(decoding: err, as: UTF8.self))
+    }
+
+    /// Reads what a pipe holds so far without waiting for its end, into `into`.
+    final class Collected: @unchecked Sendable {
+        private let lock = NSLock()
+        private var data = Data()
+        var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
+        func append(_ more: Data) { lock.withLock { data.append(more) } }
+    }
+
+    @Test(.enabled(if: CommandLineTests.isEnabled && PostgresBinaries.isAvailable))
+    func adminCommandsFindTheRunningStackAndTheDemoSecretIsPrinted() async throws {
+        guard let binary = CommandLineTests.binary else { return }
+        let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("fbs-run-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // The cluster inside runs as the postgres user when this is root: it must reach the folder.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let port = Cluster.freePort()
+        var candidate = Cluster.freePort()
+        while candidate == port { candidate = Cluster.freePort() }
+        let emulatorPort = candidate
+        try await onThread {
+            // Before any stack exists, the admin commands say what is missing.
+            let none = try Self.run(["app", "list"], in: folder)
+            #expect(none.status == 1 && none.errors.contains("DATABASE_URL is not set"), "\(none.errors)")
+
+            let stack = Process()
+            stack.executableURL = URL(fileURLWithPath: binary)
+            stack.arguments = ["run"]
+            stack.currentDirectoryURL = folder
+            stack.environment = [
+                "PATH": "/usr/bin:/bin", "FBS_LISTEN": "127.0.0.1:\(port)", "FBS_EMULATOR_PORT": String(emulatorPort),
+                "FBS_LOG_LEVEL": "error",
+            ]
+            let output = Pipe()
+            let printed = Collected()
+            output.fileHandleForReading.readabilityHandler = { printed.append($0.availableData) }
+            stack.standardOutput = output
+            stack.standardError = FileHandle.nullDevice
+            try stack.run()
+            defer {
+                if stack.isRunning { stack.terminate() }
+                stack.waitUntilExit()
+                // Stop the cluster if the service did not get to it.
+                if let cluster = try? Cluster(directory: folder.path + "/.fbsessions/pg", port: 1) { try? cluster.stop(mode: .fast) }
+            }
+            #expect(eventually(timeout: 90) { printed.text.contains("fbsessiond is running") }, "\(printed.text)")
+            // The printout says where the demo app's secret is, and it is there.
+            let emulator = "http://127.0.0.1:\(emulatorPort)"
+            #expect(printed.text.contains("the demo Facebook app is \(Emulator.demoAppID)"))
+            #expect(printed.text.contains("curl -s \(emulator)/__emulator/apps"), "\(printed.text)")
+            let apps = try CommandLineTests.get(emulatorPort, "/__emulator/apps")
+            let listed = try JSONSerialization.jsonObject(with: Data(apps.body)) as? [String: Any]
+            let demo = (listed?["apps"] as? [[String: Any]])?.first { $0["id"] as? String == Emulator.demoAppID }
+            #expect(demo?["secret"] as? String == Emulator.demoAppSecret)
+            #expect((demo?["redirect_uris"] as? [String]) == [Emulator.demoRedirectURI])
+
+            // The admin commands work beside it, with no DATABASE_URL and no FBS_ENCRYPTION_KEYS.
+            let list = try Self.run(["app", "list"], in: folder)
+            #expect(list.status == 0 && list.output.contains("demo\t"), "\(list.errors)")
+            let key = try Self.run(["key", "add", "--app", "demo"], in: folder)
+            #expect(key.status == 0 && key.lastLine.hasPrefix("fbs_"), "\(key.errors)")
+            let answer = try CommandLineTests.get(port, "/v1/app", key: key.lastLine)
+            #expect(answer.status == 200 && answer.text.contains(#""name":"demo""#))
+            let hook = try Self.run(["webhook", "add", "--app", "demo", "--url", "http://127.0.0.1:9/hook"], in: folder)
+            #expect(hook.status == 0, "\(hook.errors)")
+            #expect(try Self.run(["webhook", "list"], in: folder).output.contains("http://127.0.0.1:9/hook"))
+            let migrated = try Self.run(["migrate", "status"], in: folder)
+            #expect(migrated.status == 0 && migrated.output.contains("applied"))
+            // An explicit DATABASE_URL still wins.
+            let elsewhere = try Self.run(
+                ["app", "list"], in: folder, extra: ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2"])
+            #expect(elsewhere.status != 0)
+
+            stack.terminate()
+            #expect(eventually(timeout: 30) { !stack.isRunning })
+            // Once it has stopped, the commands say so instead of hanging or guessing.
+            let stopped = try Self.run(["key", "list"], in: folder)
+            #expect(stopped.status == 1 && stopped.errors.contains("not running"), "\(stopped.errors)")
+        }
+    }
+}
