@@ -1,0 +1,69 @@
+import Foundation
+import LocalCluster
+import Testing
+import TestSupport
+
+/// `fbsessiond run`'s copy-paste Limited Login works as printed: the lines between "Limited Login" and the note
+/// after them, run by bash with the printed key, get a nonce, a token the emulator signs with it, a session of
+/// kind `limited`, its status, and a logout whose revocation Facebook (the emulator) confirmed.
+@Suite(.serialized) struct RunLimitedLoginDemoTests {
+    @Test(.enabled(if: CommandLineTests.isEnabled && PostgresBinaries.isAvailable))
+    func thePrintedLimitedLoginRunsAsPrinted() async throws {
+        guard let binary = CommandLineTests.binary else { return }
+        let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("fbs-limited-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let port = Cluster.freePort()
+        var candidate = Cluster.freePort()
+        while candidate == port { candidate = Cluster.freePort() }
+        let emulatorPort = candidate
+        try await onThread {
+            let stack = Process()
+            stack.executableURL = URL(fileURLWithPath: binary)
+            stack.arguments = ["run"]
+            stack.currentDirectoryURL = folder
+            stack.environment = [
+                "PATH": "/usr/bin:/bin", "FBS_LISTEN": "127.0.0.1:\(port)", "FBS_EMULATOR_PORT": String(emulatorPort),
+                "FBS_LOG_LEVEL": "error",
+            ]
+            let output = Pipe()
+            let printed = RunStackTests.Collected()
+            output.fileHandleForReading.readabilityHandler = { printed.append($0.availableData) }
+            stack.standardOutput = output
+            stack.standardError = FileHandle.nullDevice
+            try stack.run()
+            defer {
+                if stack.isRunning { stack.terminate() }
+                stack.waitUntilExit()
+                if let cluster = try? Cluster(directory: folder.path + "/.fbsessions/pg", port: 1) { try? cluster.stop(mode: .fast) }
+            }
+            #expect(eventually(timeout: 90) { printed.text.contains("/v1/login-urls") }, "\(printed.text)")
+            let lines = printed.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let key = try #require(lines.first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("KEY='") })
+            let start = try #require(lines.firstIndex { $0.contains("Limited Login (an iOS user") })
+            let end = try #require(lines[start...].firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix("(the dialog") })
+            let commands = lines[(start + 2)..<end].joined(separator: "\n")
+            #expect(commands.contains("/v1/login-nonces") && commands.contains("authentication_token"))
+            let script = "set -e\n" + key + "\n" + commands + "\necho \"LIMITED=$LIMITED\"\n"
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+            shell.arguments = ["-c", script]
+            shell.environment = ["PATH": "/usr/bin:/bin"]
+            let out = Pipe()
+            shell.standardOutput = out
+            shell.standardError = FileHandle.nullDevice
+            try shell.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            shell.waitUntilExit()
+            #expect(shell.terminationStatus == 0, "\(text)")
+            #expect(text.contains(#""login_kind":"limited""#), "\(text)")
+            #expect(text.contains(#""state":"open""#) && text.contains(#""validation":"cached""#), "\(text)")
+            #expect(text.contains(#""revocation":"done""#), "\(text)")
+            #expect(text.contains("LIMITED=ses_"), "\(text)")
+            // The emulator took the uninstall.
+            let uninstalls = try CommandLineTests.get(emulatorPort, "/__emulator/limited/uninstalls")
+            #expect(uninstalls.text.contains("10000000000000002"), "\(uninstalls.text)")
+        }
+    }
+}
