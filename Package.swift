@@ -14,7 +14,7 @@ let package = Package(
         // For Fuzz/ (libFuzzer harnesses, a separate package): the modules whose parsers read outside input.
         .library(
             name: "FBSessionsParsers",
-            targets: ["FBSessionsCore", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsStorage", "HTTPClient"]),
+            targets: ["FBSessionsCore", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsStorage", "HTTPClient", "Crypto"]),
     ],
     targets: [
         // C libraries, through pkg-config. Only their wrapper module may import them (.ci/run checks).

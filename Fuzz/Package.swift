@@ -12,7 +12,9 @@
 // `LLVMFuzzerRunDriver` (declared in CFuzzerDriver).
 import PackageDescription
 
-let fuzzers = ["FuzzRequestJSON", "FuzzPathQuery", "FuzzSignedRequest", "FuzzGraphResponses", "FuzzMigrationFiles"]
+let fuzzers = [
+    "FuzzRequestJSON", "FuzzPathQuery", "FuzzSignedRequest", "FuzzGraphResponses", "FuzzMigrationFiles", "FuzzLimitedLogin",
+]
 
 let package = Package(
     name: "fbsessions-fuzz",

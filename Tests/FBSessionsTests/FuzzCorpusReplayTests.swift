@@ -4,12 +4,22 @@ import Testing
 @testable import FBSessionsCore
 @testable import FBSessionsGraph
 @testable import FBSessionsStorage
+import Crypto
 import HTTPClient
 
 /// Every input in `Fuzz/Corpus/<Fuzzer>/` (the seeds, and every crash the fuzzers ever found, added there as the
 /// regression) replayed through the same parsers as its fuzzer, in the normal suite: no libFuzzer build needed
 /// to keep a fixed crash fixed. The calls mirror `Fuzz/Sources/<Fuzzer>/Fuzzer.swift`.
 @Suite struct FuzzCorpusReplayTests {
+    /// The modulus of RFC 7515 Appendix A.2's key (FuzzLimitedLogin checks signatures against it).
+    enum RSATestVector {
+        static let modulus =
+            "ofgWCuLjybRlzo0tZWJjNiuSfb4p4fAkd_wWJcyQoTbji9k0l8W26mPddxHmfHQp-Vaw-4qPCJrcS2mJPMEzP1Pt0Bm4d4QlL-yRT-SFd2lZS"
+            + "-pCgNMsD1W_YpRPEwOWvG6b32690r2jZ47soMZo9wGzjb_7OMg0LOL-bSf63kpaSHSXndS5z5rexMdbBYUsLA9e-KXBdQOS-UTo7WTBEMa2R"
+            + "2CapHg665xsmtdVMTBQY4uDZlxvb3qCo5ZwKh9kG4LT6_I5IhlJH7aGhyxXFvUK-DWNmoudF8NAco9_h9iaGNj8q2ethFkMLs91kzk2PAcDT"
+            + "W9gb54h4FRWyuXpoQ"
+    }
+
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus")
 
@@ -82,6 +92,30 @@ import HTTPClient
             let response = ClientResponse(status: 400, headers: [("x-app-usage", text)], body: bytes)
             _ = GraphClient.read(response, endpoint, scrubber) { _, _ in Result<Int, GraphError>.success(0) }
         }
+    }
+
+    @Test func limitedLogin() throws {
+        let example = try RSAPublicKey(
+            modulus: try #require(Base64URL.decode(RSATestVector.modulus)), exponent: [1, 0, 1])
+        var signatures = 0
+        var keySets = 0
+        var claims = 0
+        for (_, bytes) in try Self.inputs("FuzzLimitedLogin") {
+            let text = String(decoding: bytes, as: UTF8.self)
+            if let jws = try? CompactJWS(parsing: text) {
+                if let parsed = try? AuthenticationTokenClaims(verifiedPayload: jws.payload) {
+                    _ = try? parsed.check(audience: "4242", now: Date(), leeway: 60)
+                    claims += 1
+                }
+                if example.isValidRS256Signature(jws.signature, for: jws.signingInput) { signatures += 1 }
+            }
+            _ = SessionService.expiry(ofStoredToken: text)
+            if let set = try? JSONWebKeySet(parsing: bytes) { keySets += set.keys.count }
+            if (try? AuthenticationTokenClaims(verifiedPayload: bytes)) != nil { claims += 1 }
+            _ = CacheControl.maxAge([text])
+        }
+        // The seeds: the RFC 7515 example verifies, the set has its one RSA key, the Facebook-shaped claims read.
+        #expect(signatures == 1 && keySets == 1 && claims == 2)
     }
 
     @Test func migrationFiles() throws {
