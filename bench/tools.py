@@ -9,6 +9,13 @@
                                                   time until the first 200 from /readyz, stop it; prints the
                                                   milliseconds, one a line
   tools.py rss PID                                VmRSS of PID in KiB
+  tools.py logins API EMULATOR_URL APP_ID TOKENS USERS COUNT KINDS
+                                                  COUNT rounds, one request at a time; each round logs in once per kind
+                                                  of KINDS (comma-separated: standard = a token of TOKENS, limited = a
+                                                  nonce from the service, a token the emulator signs for a user of
+                                                  USERS, then the login) and prints one line of the login requests'
+                                                  milliseconds, in KINDS' order (only the POST /v1/sessions is timed;
+                                                  the key is BENCH_KEY)
 """
 import http.client
 import json
@@ -132,6 +139,47 @@ def ready(binary, port, count, log):
             time.sleep(0.2)
 
 
+def logins(api, emulator, app_id, tokens_file, users_file, count, kinds):
+    """Times logins of each kind, interleaved, one at a time (see the module's help)."""
+    key = os.environ.get("BENCH_KEY", "")
+    with open(tokens_file) as file:
+        tokens = [line.strip() for line in file if line.strip()]
+    with open(users_file) as file:
+        users = [line.strip() for line in file if line.strip()]
+    service = urllib.parse.urlparse(api)
+    facebook = urllib.parse.urlparse(emulator)
+    to_service = http.client.HTTPConnection(service.hostname, service.port, timeout=30)
+    to_emulator = http.client.HTTPConnection(facebook.hostname, facebook.port, timeout=30)
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer " + key}
+    tag = "%d-%d" % (os.getpid(), int(time.time() * 1000))
+
+    def post(connection, path, body, wanted):
+        connection.request("POST", path, json.dumps(body), headers)
+        response = connection.getresponse()
+        data = response.read()
+        if response.status not in wanted:
+            raise SystemExit(f"tools.py logins: {path} answered HTTP {response.status}")
+        return json.loads(data)
+
+    for round_number in range(count):
+        times = []
+        for kind in kinds.split(","):
+            owner = f"bench-{kind}-{tag}-{round_number}"
+            if kind == "standard":
+                body = {"owner": owner, "access_token": tokens[round_number % len(tokens)]}
+            elif kind == "limited":
+                nonce = post(to_service, "/v1/login-nonces", {"owner": owner}, (201,))["nonce"]
+                minted = post(to_emulator, "/__emulator/limited/tokens",
+                              {"app_id": app_id, "user_id": users[round_number % len(users)], "nonce": nonce}, (201,))
+                body = {"owner": owner, "authentication_token": minted["authentication_token"]}
+            else:
+                raise SystemExit(f"tools.py logins: unknown kind {kind}")
+            started = time.monotonic()
+            post(to_service, "/v1/sessions", body, (200, 201))
+            times.append("%.2f" % ((time.monotonic() - started) * 1000))
+        print(" ".join(times), flush=True)
+
+
 def main(argv):
     if len(argv) < 2:
         raise SystemExit(__doc__)
@@ -142,6 +190,8 @@ def main(argv):
         hold(int(args[0]), int(args[1]), int(args[2]))
     elif command == "ready" and len(args) == 4:
         ready(args[0], int(args[1]), int(args[2]), args[3])
+    elif command == "logins" and len(args) == 7:
+        logins(args[0], args[1], args[2], args[3], args[4], int(args[5]), args[6])
     elif command == "rss" and len(args) == 1:
         print(rss_kib(int(args[0])))
     else:

@@ -283,7 +283,9 @@ fbs_live_stack_start() {
     FBS_STACK_PIDS+=($!)
     export FBS_EMULATOR_URL="http://127.0.0.1:$emulator_port"
     export FBS_LISTEN="127.0.0.1:$port" FBS_GRAPH_URL="$FBS_EMULATOR_URL" FBS_DIALOG_URL="$FBS_EMULATOR_URL" \
-        FBS_PICTURE_HOSTS=127.0.0.1 FBS_PICTURE_ALLOW_HTTP=true FBS_SWEEP_INTERVAL="${FBS_SWEEP_INTERVAL:-0}"
+        FBS_PICTURE_HOSTS=127.0.0.1 FBS_PICTURE_ALLOW_HTTP=true FBS_SWEEP_INTERVAL="${FBS_SWEEP_INTERVAL:-0}" \
+        FBS_LIMITED_JWKS_URL="$FBS_EMULATOR_URL/.well-known/oauth/openid/jwks/" \
+        FBS_LIMITED_UNINSTALL_URL="$FBS_EMULATOR_URL/platform/uninstall/"
     "$bin" migrate >/dev/null
     printf '%s\n' "$FBS_DEMO_APP_SECRET" >"$directory/app-secret"
     "$bin" app add --name "$app" --facebook-app-id "$FBS_DEMO_APP_ID" --facebook-app-secret-file "$directory/app-secret" \

@@ -11,6 +11,11 @@
 //   GET  /{id}/picture                        302 to /__cdn/... or JSON with redirect=false
 //   GET  /__cdn/platform/profilepic/?...      deterministic PNG bytes until `ext`, then 403
 //
+// Limited Login (limited.facebook.com style):
+//   GET  /.well-known/openid-configuration/   the discovery document
+//   GET  /.well-known/oauth/openid/jwks/      the RS256 key set, with Cache-Control
+//   POST /platform/uninstall/                 id_token + app_id → {"success":true}
+//
 // Control API (JSON, under /__emulator/, which no Graph path can collide with):
 //   GET    /__emulator/                       index of the control endpoints
 //   POST   /__emulator/reset                  forget everything
@@ -38,9 +43,14 @@
 //   PUT    /__emulator/options                {omit_error_subcode?, bare_true_on_delete?}
 //   POST   /__emulator/demo                   seed the demo app and users
 //   POST   /__emulator/demo-token?user=alice  a long-lived demo token for a demo user (name or id)
+//   POST   /__emulator/limited/tokens         {app_id, user_id, nonce, ...knobs} → a signed AuthenticationToken
+//   POST   /__emulator/limited/demo-token?user=bob&nonce=N
+//   GET|PUT /__emulator/limited/keys          the kids in the key set; {max_age}
+//   POST   /__emulator/limited/keys/rotate    {keep_previous?}
+//   GET    /__emulator/limited/uninstalls
 //
 // Endpoint names for latency, faults and counters: me, user, debug_token, oauth_access_token, permissions,
-// picture, cdn, dialog, other. Sources/GraphEmulator/README.md has the details and every error message.
+// picture, cdn, dialog, openid_configuration, jwks, uninstall, other. Sources/GraphEmulator/README.md has the details and every error message.
 
 import HTTPServer
 

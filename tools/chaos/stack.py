@@ -274,6 +274,8 @@ class Stack:
                 "FBS_ENCRYPTION_KEYS": self.keys,
                 "FBS_GRAPH_URL": self.emulator.url,
                 "FBS_DIALOG_URL": self.emulator.url,
+                "FBS_LIMITED_JWKS_URL": self.emulator.url + "/.well-known/oauth/openid/jwks/",
+                "FBS_LIMITED_UNINSTALL_URL": self.emulator.url + "/platform/uninstall/",
                 "FBS_PICTURE_HOSTS": "127.0.0.1",
                 "FBS_PICTURE_ALLOW_HTTP": "true",
                 "FBS_SWEEP_INTERVAL": "0",

@@ -81,6 +81,8 @@ class Stack:
             "FBS_LISTEN": "127.0.0.1:%d" % self.port, "FBS_GRAPH_URL": self.emulator_url,
             "FBS_DIALOG_URL": self.emulator_url, "FBS_PICTURE_HOSTS": "127.0.0.1", "FBS_PICTURE_ALLOW_HTTP": "true",
             "FBS_SWEEP_INTERVAL": "0", "FBS_PUBLIC_URL": self.url, "FBS_LOG_LEVEL": log_level,
+            "FBS_LIMITED_JWKS_URL": self.emulator_url + "/.well-known/oauth/openid/jwks/",
+            "FBS_LIMITED_UNINSTALL_URL": self.emulator_url + "/platform/uninstall/",
         })
         self.env.update(env)
         self.emulator_log = os.path.join(self.work, "emulator.log")
