@@ -304,6 +304,34 @@ def main():
                 check(status == 200 and closed.get("state") == "closed", "deleteSession showed %r" % status_text)
                 ok("deleteSession through the page: 200, state closed (%s)" % closed.get("closed_reason"))
 
+        if emulator:
+            @step
+            def limited_login_through_the_page():
+                operation = page.operation("createLoginNonce")
+                page.set_body(operation, json.dumps({"owner": "docs-page-limited"}))
+                status, status_text, headers, body = page.send(operation)
+                check(status == 201, "createLoginNonce showed %r: %s" % (status_text, body.text[:200]))
+                nonce = json.loads(body.text)["nonce"]
+                status, _, minted = http(
+                    "POST", emulator + "/__emulator/limited/tokens",
+                    body=json.dumps({"app_id": app["facebook_app_id"], "user_id": "10000000000000002", "nonce": nonce}).encode())
+                check(status == 201, "the emulator's limited/tokens answered %d" % status)
+                token = json.loads(minted)["authentication_token"]
+                operation = page.operation("createSession")
+                page.set_body(operation, json.dumps({"owner": "docs-page-limited", "authentication_token": token}))
+                status, status_text, headers, body = page.send(operation)
+                check(status == 201, "createSession (limited) showed %r: %s" % (status_text, body.text[:300]))
+                session = json.loads(body.text)
+                check(session.get("login_kind") == "limited" and token not in body.text,
+                      "not a limited session, or the token came back: %s" % body.text[:200])
+                operation = page.operation("getSessionToken")
+                page.fill(operation, "id", session["id"])
+                status, status_text, headers, body = page.send(operation)
+                check(status == 409 and json.loads(body.text)["error"]["code"] == "no_graph_token",
+                      "getSessionToken of a limited session showed %r" % status_text)
+                ok("a Limited Login through the page: nonce, createSession with authentication_token %s: %s, "
+                   "login_kind limited, getSessionToken 409 no_graph_token" % (mask(token), session["id"]))
+
         @step
         def key_survives_a_reload():
             screenshot = os.environ.get("FBS_DOCS_SCREENSHOT")
