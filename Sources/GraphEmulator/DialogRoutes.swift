@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// The login dialog, `/vNN.N/dialog/oauth` (§4.1, §12.7): `GET` shows a page to pick a user and the permissions
+/// The login dialog, `/vNN.N/dialog/oauth` (docs/facebook-graph.md §4.1, §12.7): `GET` shows a page to pick a user and the permissions
 /// to grant; its form `POST`s back here and redirects to `redirect_uri` with a code (or a token), or with the
 /// cancel error.
 ///

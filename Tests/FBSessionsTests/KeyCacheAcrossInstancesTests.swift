@@ -120,12 +120,13 @@ private final class CachingInstance: Sendable {
     }
 
     @Test func aRevokedKeyIsRefusedEvenWhenTheHandlerNeedsNoStatement() async throws {
-        // An invalid session id is refused before any statement runs; the router must still confirm the key.
+        // An impossible session id is answered (404) before any statement runs; the router must still confirm
+        // the key.
         let harness = try await SessionHarness(keyCacheTTL: 3600)
         defer { harness.stop() }
         let other = try CachingInstance(beside: harness, keyCacheTTL: 3600)
         defer { other.stop() }
-        #expect(try await other.call("GET", "/v1/sessions/not-a-session-id", key: harness.key).status == 400)
+        #expect(try await other.call("GET", "/v1/sessions/not-a-session-id", key: harness.key).status == 404)
         #expect(try await harness.keys.revokeKey(id: try #require(APIKeyText.id(in: harness.key))))
         #expect(try await other.call("GET", "/v1/sessions/not-a-session-id", key: harness.key).status == 401)
         #expect(try await other.call("GET", "/v1/owners/o/sessions", key: harness.key).status == 401)
