@@ -102,6 +102,21 @@ def version(package):
     return installed(package)
 
 
+def login_models_exclusive(models):
+    """The generated login model takes each kind of credential and refuses a body that mixes them."""
+    import pydantic
+    state = "A" * 43
+    models.LoginRequest.model_validate({"owner": "o", "access_token": "EAAx"})
+    models.LoginRequest.model_validate({"owner": "o", "code": "AQx", "state": state})
+    for mixed in ({"owner": "o", "access_token": "EAAx", "code": "AQx", "state": state},
+                  {"owner": "o", "access_token": "EAAx", "state": state}, {"owner": "o"}):
+        try:
+            models.LoginRequest.model_validate(mixed)
+        except pydantic.ValidationError:
+            continue
+        raise AssertionError(f"the generated LoginRequest accepted {sorted(mixed)}")
+
+
 def generated_shapes(client_dir):
     """The generated code's shapes the issue names: a typed login body, one class per enum."""
     models = {path.stem for path in (client_dir / "fbsessiond_client" / "models").glob("*.py")}
@@ -270,6 +285,7 @@ def main():
     print(f"served spec: servers[0].url = {servers[0]['url']}")
     fbs, models = generate(work, spec_path)
     generated_shapes(work / "client")
+    login_models_exclusive(models)
     run_flow(fbs, models, servers[0]["url"], os.environ["FBS_API_KEY"])
     return 0
 
