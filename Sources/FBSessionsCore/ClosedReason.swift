@@ -26,8 +26,8 @@ public enum ClosedReason: String, Sendable, Hashable, CaseIterable, Codable {
     /// The reason a Graph authentication error closes a session with, or `nil` when it does not close one.
     ///
     /// Codes 190 and 102 are the authentication family (docs/facebook-graph.md §7.2). Their subcodes map as
-    /// docs/api-contract.md says ("Reasons"): 458 `app_removed`, 459 `checkpoint`, 460 `password_changed`, 463 `token_expired`,
-    /// 464 `user_unconfirmed`, 466 `revoked`; 467, no subcode and any other subcode `token_invalid`.
+    /// docs/api-contract.md says ("Reasons"): 458 `app_removed`, 459 `checkpoint`, 460 `password_changed`, 463
+    /// `token_expired`, 464 `user_unconfirmed`, 466 `revoked`; 467, no subcode and any other subcode `token_invalid`.
     /// Subcode 493 (data-access expiry) keeps the session, so it gives `nil`, as does every other code.
     /// - Parameters:
     ///   - code: Graph's `code`.

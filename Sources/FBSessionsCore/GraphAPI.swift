@@ -35,8 +35,8 @@ public protocol GraphAPI: Sendable {
     /// - Returns: the permission lists.
     func permissions(accessToken: String, credentials: GraphCredentials) async throws -> GraphPermissions
 
-    /// De-authorizes the app for the token's user: `DELETE /me/permissions` (docs/facebook-graph.md §6.2). Every token of
-    /// the user for the app stops working. Not repeated once the request may have reached Graph.
+    /// De-authorizes the app for the token's user: `DELETE /me/permissions` (docs/facebook-graph.md §6.2). Every token
+    /// of the user for the app stops working. Not repeated once the request may have reached Graph.
     /// - Parameters:
     ///   - accessToken: the user token.
     ///   - credentials: the app's credentials.

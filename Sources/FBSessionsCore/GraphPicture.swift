@@ -23,7 +23,8 @@ public struct GraphPicture: Sendable, Hashable {
     }
 }
 
-/// Which picture to ask for: a `type`, or `width`/`height`, or nothing for Graph's default (docs/facebook-graph.md §5.1).
+/// Which picture to ask for: a `type`, or `width`/`height`, or nothing for Graph's default (docs/facebook-graph.md
+/// §5.1).
 public struct GraphPictureSize: Sendable, Hashable {
     /// Graph's named sizes.
     public enum Kind: String, Sendable, Hashable, CaseIterable {

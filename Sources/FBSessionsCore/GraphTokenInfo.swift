@@ -87,8 +87,8 @@ public struct GraphTokenInfo: Sendable, Hashable {
         type == "USER"
     }
 
-    /// Whether the token was issued for the app `appID` (docs/facebook-graph.md §3.4: never assume a token came from your
-    /// app). A token issued for another app must be refused even when it is valid.
+    /// Whether the token was issued for the app `appID` (docs/facebook-graph.md §3.4: never assume a token came from
+    /// your app). A token issued for another app must be refused even when it is valid.
     /// - Parameter appID: the caller's Facebook app id.
     public func isIssued(forApp appID: String) -> Bool {
         self.appID == appID
