@@ -42,7 +42,8 @@ public enum OpenAPIDocument {
     }
 
     /// The media type to answer `GET /openapi.yaml` with: `text/plain` when the request's `Accept` names it with
-    /// a higher quality than `application/yaml` (`text/*` counts for text, `application/*` and `*/*` for YAML), else `application/yaml`.
+    /// a higher quality than `application/yaml` (`text/*` counts for text, `application/*` and `*/*` for YAML), else
+    /// `application/yaml`.
     /// - Parameter accept: the `Accept` header, if any.
     /// - Returns: the `Content-Type` value, with its charset.
     public static func contentType(accept: String?) -> String {

@@ -1,7 +1,7 @@
 import FBSessionsCore
 import Support
 
-/// A session on the wire (DESIGN.md "Session JSON"). Never carries the token itself.
+/// A session on the wire (docs/api-contract.md, "Session JSON"). Never carries the token itself.
 struct SessionDTO: Encodable {
     struct TokenDTO: Encodable {
         let expiresAt: String?

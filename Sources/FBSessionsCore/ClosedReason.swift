@@ -1,4 +1,4 @@
-/// Why a session closed: the contract's `closed_reason` (DESIGN.md, "state" and "Reasons").
+/// Why a session closed: the contract's `closed_reason` (docs/api-contract.md, "States" and "Reasons").
 ///
 /// The raw values are the wire names. A closed session keeps its reason as a tombstone so the backend learns why.
 public enum ClosedReason: String, Sendable, Hashable, CaseIterable, Codable {
@@ -25,9 +25,9 @@ public enum ClosedReason: String, Sendable, Hashable, CaseIterable, Codable {
 
     /// The reason a Graph authentication error closes a session with, or `nil` when it does not close one.
     ///
-    /// Codes 190 and 102 are the authentication family (graph-api.md §7.2). Their subcodes map as
-    /// DESIGN.md says: 458 `app_removed`, 459 `checkpoint`, 460 `password_changed`, 463 `token_expired`,
-    /// 464 `user_unconfirmed`, 466 `revoked`; 467, no subcode and any other subcode `token_invalid`.
+    /// Codes 190 and 102 are the authentication family (docs/facebook-graph.md §7.2). Their subcodes map as
+    /// docs/api-contract.md says ("Reasons"): 458 `app_removed`, 459 `checkpoint`, 460 `password_changed`, 463
+    /// `token_expired`, 464 `user_unconfirmed`, 466 `revoked`; 467, no subcode and any other subcode `token_invalid`.
     /// Subcode 493 (data-access expiry) keeps the session, so it gives `nil`, as does every other code.
     /// - Parameters:
     ///   - code: Graph's `code`.

@@ -7,7 +7,7 @@
 ///
 /// Tokens, secrets, proofs and codes never appear in a thrown error's `description` or `debugDescription`.
 public protocol GraphAPI: Sendable {
-    /// Inspects a token with the app token: `GET /debug_token?input_token=…` (graph-api.md §3).
+    /// Inspects a token with the app token: `GET /debug_token?input_token=…` (docs/facebook-graph.md §3).
     ///
     /// An input token Graph rejects is returned with `isValid == false` and its `error` (use `failure(now:)`),
     /// because `debug_token` answers those with HTTP 200. Thrown errors concern the call itself: `.transient` and
@@ -19,7 +19,7 @@ public protocol GraphAPI: Sendable {
     /// - Returns: what Graph knows about the token.
     func debugToken(inputToken: String, credentials: GraphCredentials) async throws -> GraphTokenInfo
 
-    /// Reads the token owner's profile: `GET /me?fields=…` (graph-api.md §2).
+    /// Reads the token owner's profile: `GET /me?fields=…` (docs/facebook-graph.md §2).
     /// - Parameters:
     ///   - fields: the fields to ask for, for example `GraphProfile.defaultFields`; `picture.type(large)` style
     ///     modifiers are allowed.
@@ -28,21 +28,21 @@ public protocol GraphAPI: Sendable {
     /// - Returns: the profile; fields Graph left out are `nil`.
     func me(fields: [String], accessToken: String, credentials: GraphCredentials) async throws -> GraphProfile
 
-    /// Reads granted, declined and expired permissions: `GET /me/permissions` (graph-api.md §6.1).
+    /// Reads granted, declined and expired permissions: `GET /me/permissions` (docs/facebook-graph.md §6.1).
     /// - Parameters:
     ///   - accessToken: the user token.
     ///   - credentials: the app's credentials.
     /// - Returns: the permission lists.
     func permissions(accessToken: String, credentials: GraphCredentials) async throws -> GraphPermissions
 
-    /// De-authorizes the app for the token's user: `DELETE /me/permissions` (graph-api.md §6.2). Every token of
-    /// the user for the app stops working. Not repeated once the request may have reached Graph.
+    /// De-authorizes the app for the token's user: `DELETE /me/permissions` (docs/facebook-graph.md §6.2). Every token
+    /// of the user for the app stops working. Not repeated once the request may have reached Graph.
     /// - Parameters:
     ///   - accessToken: the user token.
     ///   - credentials: the app's credentials.
     func revokePermissions(accessToken: String, credentials: GraphCredentials) async throws
 
-    /// Exchanges an OAuth code for a token: `GET /oauth/access_token?code=…` (graph-api.md §4.2).
+    /// Exchanges an OAuth code for a token: `GET /oauth/access_token?code=…` (docs/facebook-graph.md §4.2).
     ///
     /// A code is single-use, so the call is repeated only after a failure to connect, never once the request
     /// may have reached Graph (after a timeout, a dropped connection or any answer).
@@ -54,7 +54,7 @@ public protocol GraphAPI: Sendable {
     func exchangeCode(code: String, redirectURI: String, credentials: GraphCredentials) async throws
         -> GraphTokenGrant
 
-    /// Exchanges a token for a long-lived one: `grant_type=fb_exchange_token` (graph-api.md §4.3). The input
+    /// Exchanges a token for a long-lived one: `grant_type=fb_exchange_token` (docs/facebook-graph.md §4.3). The input
     /// token stays valid, so repeating the call is safe.
     /// - Parameters:
     ///   - accessToken: a valid user token.
@@ -63,7 +63,7 @@ public protocol GraphAPI: Sendable {
     func exchangeForLongLivedToken(accessToken: String, credentials: GraphCredentials) async throws
         -> GraphTokenGrant
 
-    /// Describes the token owner's picture: `GET /me/picture?redirect=false` (graph-api.md §5).
+    /// Describes the token owner's picture: `GET /me/picture?redirect=false` (docs/facebook-graph.md §5).
     /// - Parameters:
     ///   - size: a named size, or width/height, or `.default`.
     ///   - accessToken: the user token.

@@ -1,5 +1,5 @@
-/// What Graph's `x-app-usage` header said: whole-number percentages of the app's rate limit (graph-api.md §7.6).
-/// Calls may be throttled when `totalTime` or `totalCPUTime` reaches 100.
+/// What Graph's `x-app-usage` header said: whole-number percentages of the app's rate limit (docs/facebook-graph.md
+/// §7.6). Calls may be throttled when `totalTime` or `totalCPUTime` reaches 100.
 public struct GraphAppUsage: Sendable, Hashable, CustomStringConvertible {
     /// `call_count`, percent.
     public var callCount: Int?

@@ -25,13 +25,13 @@ public struct GraphCredentials: Sendable, Hashable, CustomStringConvertible, Cus
         self.version = version
     }
 
-    /// The app access token, `APP_ID|APP_SECRET` (graph-api.md §4.6). It is a secret: never log it.
+    /// The app access token, `APP_ID|APP_SECRET` (docs/facebook-graph.md §4.6). It is a secret: never log it.
     public var appAccessToken: String {
         "\(appID)|\(appSecret)"
     }
 
     /// The `appsecret_proof` for a user access token: lowercase hex HMAC-SHA256 with the app secret as the key and
-    /// the token as the message (graph-api.md §8.1). It is derived from secrets: never log it.
+    /// the token as the message (docs/facebook-graph.md §8.1). It is derived from secrets: never log it.
     /// - Parameter accessToken: the user access token the call carries.
     /// - Returns: 64 lowercase hex digits.
     public func appSecretProof(for accessToken: String) -> String {

@@ -1,9 +1,9 @@
 extension GraphError {
-    /// Codes Graph uses for throttling (graph-api.md §7.2, D-rate): 4 app, 17 user, 32 Pages, 341 application
+    /// Codes Graph uses for throttling (docs/facebook-graph.md §7.2, D-rate): 4 app, 17 user, 32 Pages, 341 application
     /// limit, 613 custom, 80000–80014 business use case.
     public static let rateLimitCodes: Set<Int> = Set([4, 17, 32, 341, 613]).union(80000...80014)
 
-    /// Classifies an error Graph sent (graph-api.md §7.4–§7.5, DESIGN.md "Reasons").
+    /// Classifies an error Graph sent (docs/facebook-graph.md §7.4–§7.5, docs/api-contract.md "Reasons").
     ///
     /// Order matters: the authentication family first (190 and 102; 493 is data-access expiry), then missing
     /// permissions, then throttling (even when Graph marks it `is_transient`: rate limits are surfaced, not
@@ -11,7 +11,7 @@ extension GraphError {
     /// An `OAuthException` without any code counts as an invalid token. When Graph leaves out the subcode of a
     /// 190, the contract says `token_invalid`; the one exception is the data-access message ("hasn't engaged the
     /// app in longer than 90 days"), which is kept as `dataAccessExpired` because closing a session is
-    /// irreversible and graph-api.md §7.2 asks clients to fall back to the message.
+    /// irreversible and docs/facebook-graph.md §7.2 asks clients to fall back to the message.
     /// - Parameters:
     ///   - detail: what Graph said.
     ///   - usage: the `x-app-usage` header of the response, if any.

@@ -1,4 +1,4 @@
-/// A failed Graph call, classified for the session manager (issue 3; graph-api.md §7.5).
+/// A failed Graph call, classified for the session manager (issue 3; docs/facebook-graph.md §7.5).
 ///
 /// | case | Graph says | the session |
 /// | --- | --- | --- |

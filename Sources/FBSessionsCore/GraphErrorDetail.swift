@@ -1,4 +1,4 @@
-/// What Graph said about a failed call: the fields of its `{"error": {...}}` body (graph-api.md §7.1), or of
+/// What Graph said about a failed call: the fields of its `{"error": {...}}` body (docs/facebook-graph.md §7.1), or of
 /// `debug_token`'s `data.error` (§3.2).
 ///
 /// It never holds an access token, app secret, `appsecret_proof` or OAuth code: the Graph client removes any of

@@ -1,4 +1,5 @@
-/// The permissions a user gave the app, from `GET /me/permissions` (graph-api.md §6.1), each list in Graph's order.
+/// The permissions a user gave the app, from `GET /me/permissions` (docs/facebook-graph.md §6.1), each list in Graph's
+/// order.
 public struct GraphPermissions: Sendable, Hashable {
     /// Status `granted`.
     public var granted: [String]

@@ -1,6 +1,6 @@
-/// A profile picture's description, from `/me/picture?redirect=false` or `picture.data` (graph-api.md §5.2).
+/// A profile picture's description, from `/me/picture?redirect=false` or `picture.data` (docs/facebook-graph.md §5.2).
 public struct GraphPicture: Sendable, Hashable {
-    /// The CDN URL (expires; see graph-api.md §5.3).
+    /// The CDN URL (expires; see docs/facebook-graph.md §5.3).
     public var url: String
     /// Width in pixels, if given.
     public var width: Int?
@@ -23,7 +23,8 @@ public struct GraphPicture: Sendable, Hashable {
     }
 }
 
-/// Which picture to ask for: a `type`, or `width`/`height`, or nothing for Graph's default (graph-api.md §5.1).
+/// Which picture to ask for: a `type`, or `width`/`height`, or nothing for Graph's default (docs/facebook-graph.md
+/// §5.1).
 public struct GraphPictureSize: Sendable, Hashable {
     /// Graph's named sizes.
     public enum Kind: String, Sendable, Hashable, CaseIterable {

@@ -1,4 +1,4 @@
-/// A user's profile from `GET /me?fields=…` (graph-api.md §2.2). Fields Graph leaves out are `nil`.
+/// A user's profile from `GET /me?fields=…` (docs/facebook-graph.md §2.2). Fields Graph leaves out are `nil`.
 public struct GraphProfile: Sendable, Hashable {
     /// The fields `fbsessiond` asks for: `id,name,first_name,middle_name,last_name,email,link,picture`.
     public static let defaultFields = [
@@ -43,7 +43,7 @@ public struct GraphProfile: Sendable, Hashable {
         self.picture = picture
     }
 
-    /// The picture's CDN URL. It expires after some weeks (graph-api.md §5.3): do not keep it for good.
+    /// The picture's CDN URL. It expires after some weeks (docs/facebook-graph.md §5.3): do not keep it for good.
     public var pictureURL: String? {
         picture?.url
     }

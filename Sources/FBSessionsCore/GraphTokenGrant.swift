@@ -1,6 +1,6 @@
 import Foundation
 
-/// A token from `oauth/access_token`: a code exchange or a long-lived exchange (graph-api.md §4.2–§4.3).
+/// A token from `oauth/access_token`: a code exchange or a long-lived exchange (docs/facebook-graph.md §4.2–§4.3).
 ///
 /// `description`, `debugDescription` and reflection leave the token out.
 public struct GraphTokenGrant: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,

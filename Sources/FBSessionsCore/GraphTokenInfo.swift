@@ -1,6 +1,6 @@
 import Foundation
 
-/// What `debug_token` says about a token (graph-api.md §3.2).
+/// What `debug_token` says about a token (docs/facebook-graph.md §3.2).
 ///
 /// A token Graph rejects comes back as a value, not a thrown error: `debug_token` answers HTTP 200 with
 /// `is_valid: false` and a `data.error` for a bad input token (§3.3), and that is a fact about the inspected token,
@@ -87,8 +87,8 @@ public struct GraphTokenInfo: Sendable, Hashable {
         type == "USER"
     }
 
-    /// Whether the token was issued for the app `appID` (graph-api.md §3.4: never assume a token came from your
-    /// app). A token issued for another app must be refused even when it is valid.
+    /// Whether the token was issued for the app `appID` (docs/facebook-graph.md §3.4: never assume a token came from
+    /// your app). A token issued for another app must be refused even when it is valid.
     /// - Parameter appID: the caller's Facebook app id.
     public func isIssued(forApp appID: String) -> Bool {
         self.appID == appID

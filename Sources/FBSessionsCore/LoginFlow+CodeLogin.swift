@@ -62,7 +62,8 @@ extension LoginFlow {
             if error.isRetryable {
                 try? await states.releaseState(hash: hash, appID: app.id)
             }
-            // Code 100 is Graph's answer to a used, expired, malformed or mismatched code (graph-api.md §4.2).
+            // Code 100 is Graph's answer to a used, expired, malformed or mismatched code (docs/facebook-graph.md
+            // §4.2).
             if case .other(let detail) = error, detail.code == 100 { throw LoginFlowError.codeRejected(detail) }
             throw error
         }

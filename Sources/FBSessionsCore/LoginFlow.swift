@@ -59,7 +59,7 @@ public struct LoginFlow: Sendable {
         public var reviewRequired: [String]
     }
 
-    /// Permissions every app may ask for without Login Review (graph-api.md §10).
+    /// Permissions every app may ask for without Login Review (docs/facebook-graph.md §10).
     public static let permissionsWithoutReview: Set<String> = ["public_profile", "email"]
 
     let sessions: SessionService
@@ -95,7 +95,7 @@ public struct LoginFlow: Sendable {
     }
 
     /// `{dialog}/{version}/dialog/oauth?client_id&redirect_uri&state&response_type=code&scope&auth_type&auth_nonce`
-    /// (graph-api.md §4.1), every value percent-encoded outside RFC 3986's unreserved characters.
+    /// (docs/facebook-graph.md §4.1), every value percent-encoded outside RFC 3986's unreserved characters.
     func dialogURL(facebookAppID: String, state: String, draft: LoginStateDraft) -> String {
         var pairs = [
             ("client_id", facebookAppID), ("redirect_uri", draft.redirectURI), ("state", state),

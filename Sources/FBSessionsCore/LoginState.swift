@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `auth_type` of a login dialog (graph-api.md §4.1 and §9.5).
+/// The `auth_type` of a login dialog (docs/facebook-graph.md §4.1 and §9.5).
 public enum AuthType: String, Sendable, CaseIterable, Codable {
     /// Asks again for permissions the person declined earlier (the SDK's default for login buttons).
     case rerequest

@@ -23,7 +23,7 @@ public struct PictureURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The URL's own expiry: `ext` (unix seconds, `platform-lookaside.fbsbx.com`) or `oe` (hex unix seconds,
-    /// `scontent*.fbcdn.net`), graph-api.md §5.3. Nil when it names none.
+    /// `scontent*.fbcdn.net`), docs/facebook-graph.md §5.3. Nil when it names none.
     public var expiresAt: Date? {
         guard let question = pathAndQuery.firstIndex(of: "?") else { return nil }
         for pair in pathAndQuery[pathAndQuery.index(after: question)...].split(separator: "&") {

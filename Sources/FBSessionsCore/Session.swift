@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// Where a session stands (DESIGN.md "state of a session").
+/// Where a session stands (docs/api-contract.md, "States").
 public enum SessionState: String, Sendable, Codable {
     /// The token was valid at the last validation, within the TTL.
     case open

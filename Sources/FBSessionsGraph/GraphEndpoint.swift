@@ -25,7 +25,7 @@ struct GraphEndpoint: Sendable {
     let repetition: Repetition
     /// Secret values of this call besides the token, secret and proof (an OAuth code, an input token).
     let secrets: [String]
-    /// Whether it is `oauth/access_token`, where code 1 means "Error validating client secret." (graph-api.md
+    /// Whether it is `oauth/access_token`, where code 1 means "Error validating client secret." (docs/facebook-graph.md
     /// §4.2): a configuration problem, not a transient one.
     let isOAuth: Bool
 

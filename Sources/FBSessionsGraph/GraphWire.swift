@@ -1,7 +1,7 @@
 import FBSessionsCore
 import Foundation
 
-/// Graph's JSON shapes, decoded with `JSONDecoder` and explicit `CodingKeys` (graph-api.md §2–§7). Internal:
+/// Graph's JSON shapes, decoded with `JSONDecoder` and explicit `CodingKeys` (docs/facebook-graph.md §2–§7). Internal:
 /// `GraphClient` turns them into the port's types. Any shape or type mismatch throws, and the client reports it
 /// as `GraphError.transient(.malformedResponse)`.
 enum GraphWire {

@@ -1,8 +1,8 @@
 import HTTPServer
 
-/// The login dialog, `/vNN.N/dialog/oauth` (§4.1, §12.7): `GET` shows a page to pick a user and the permissions
-/// to grant; its form `POST`s back here and redirects to `redirect_uri` with a code (or a token), or with the
-/// cancel error.
+/// The login dialog, `/vNN.N/dialog/oauth` (docs/facebook-graph.md §4.1, §12.7): `GET` shows a page to pick a user and
+/// the permissions to grant; its form `POST`s back here and redirects to `redirect_uri` with a code (or a token), or
+/// with the cancel error.
 ///
 /// Posting the form directly works too: without `grants_shown`, every asked permission counts as granted.
 enum DialogRoutes {

@@ -64,7 +64,7 @@ struct EmulatorHandler: RequestHandler {
 
     // MARK: Rendering
 
-    /// Adds Graph's common headers (§1.4, §12.3) to an answer.
+    /// Adds Graph's common headers (docs/facebook-graph.md §1.4, §12.3) to an answer.
     static func finish(_ answer: GraphAnswer, request: GraphRequest, store: EmulatorStore) -> Response {
         var response: Response
         switch answer.reply {

@@ -4,7 +4,7 @@ import Foundation
 /// `{"error":{"message","type","code","error_subcode","is_transient","fbtrace_id"}}`, its HTTP status, and the
 /// `WWW-Authenticate: OAuth "Facebook Platform" "<kind>" "<message>"` header for OAuth errors.
 ///
-/// Messages are the ones recorded in `graph-api.md` (§2.4, §3.3, §4.2, §7, §8); the few the notes do not record
+/// Messages are the ones recorded in docs/facebook-graph.md (§2.4, §3.3, §4.2, §7, §8); the few the notes do not record
 /// are marked "emulator wording" in the README.
 struct GraphError: Error, Sendable, Equatable {
     var message: String

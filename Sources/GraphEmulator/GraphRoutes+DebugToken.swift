@@ -1,4 +1,4 @@
-/// `GET /debug_token` (§3, §12.6).
+/// `GET /debug_token` (docs/facebook-graph.md §3, §12.6).
 extension GraphRoutes {
     static func debugToken(_ request: GraphRequest, store: inout EmulatorStore) -> GraphAnswer {
         guard request.method == "GET" || request.method == "POST" else {

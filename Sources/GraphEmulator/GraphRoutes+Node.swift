@@ -1,4 +1,4 @@
-/// `GET /me` and `GET /{user-id}` (§2, §12.4).
+/// `GET /me` and `GET /{user-id}` (docs/facebook-graph.md §2, §12.4).
 extension GraphRoutes {
     /// Fields of the User node that the emulator does not model: asking for them is not an error, they are
     /// simply left out (as Graph leaves out fields without a value).

@@ -1,4 +1,4 @@
-/// `GET|POST /oauth/access_token` (§4.2, §4.3, §4.6, §4.7, §12.8).
+/// `GET|POST /oauth/access_token` (docs/facebook-graph.md §4.2, §4.3, §4.6, §4.7, §12.8).
 extension GraphRoutes {
     static func accessToken(_ request: GraphRequest, store: inout EmulatorStore) -> GraphAnswer {
         guard request.method == "GET" || request.method == "POST" else {

@@ -1,4 +1,4 @@
-/// `GET|DELETE /{id}/permissions[/{permission}]` (§6, §12.9).
+/// `GET|DELETE /{id}/permissions[/{permission}]` (docs/facebook-graph.md §6, §12.9).
 extension GraphRoutes {
     static func permissions(_ request: GraphRequest, store: inout EmulatorStore) -> GraphAnswer {
         let node = request.segments[0]

@@ -1,4 +1,4 @@
-/// `GET /{id}/picture` (§5, §12.10) and the CDN links it hands out.
+/// `GET /{id}/picture` (docs/facebook-graph.md §5, §12.10) and the CDN links it hands out.
 extension GraphRoutes {
     static func picture(_ request: GraphRequest, store: inout EmulatorStore) -> GraphAnswer {
         let node = request.segments[0]

@@ -104,9 +104,10 @@ enum GraphRoutes {
         }
     }
 
-    /// Checks `appsecret_proof` (§8): HMAC-SHA256(secret, token) in hex, or with `appsecret_time=t`
-    /// HMAC-SHA256(secret, token + "|" + t), valid for 5 minutes. The time is compared with the emulator's clock
-    /// and with the host's, so a client whose clock was not moved along with the emulator's is not refused.
+    /// Checks `appsecret_proof` (docs/facebook-graph.md §8): HMAC-SHA256(secret, token) in hex, or with
+    /// `appsecret_time=t` HMAC-SHA256(secret, token + "|" + t), valid for 5 minutes. The time is compared with the
+    /// emulator's clock and with the host's, so a client whose clock was not moved along with the emulator's is not
+    /// refused.
     static func proofFailure(
         token: String, app: EmulatedApp, request: GraphRequest, store: EmulatorStore, required: Bool
     ) -> GraphError? {

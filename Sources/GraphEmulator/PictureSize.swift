@@ -1,4 +1,4 @@
-/// The pixel size a picture request asks for (§5.1): `type` or `width`/`height`.
+/// The pixel size a picture request asks for (docs/facebook-graph.md §5.1): `type` or `width`/`height`.
 struct PictureSize: Sendable, Equatable {
     let width: Int
     let height: Int

@@ -1,6 +1,6 @@
 // The C callbacks libcurl calls. Each one unwraps its context, calls one `Transfer` method and maps the result to
 // the return value libcurl expects. They are free functions (not closures) so that no actor isolation is
-// inferred for them (STYLE.md §1.4).
+// inferred for them (docs/conventions.md, "C callbacks").
 
 /// Receives a chunk of the response body.
 ///

@@ -22,7 +22,8 @@ enum Help {
           sweep            one pass of the background sweep (serve runs it every FBS_SWEEP_INTERVAL s)
           reencrypt        move every token and app secret to the first key of FBS_ENCRYPTION_KEYS
 
-        Every command takes --help. Settings come from the environment:
+        Without DATABASE_URL, migrate, app, key, webhook, sweep and reencrypt use the stack of a running
+        `fbsessiond run` in ./.fbsessions. Every command takes --help. Settings come from the environment:
 
         """ + settings
 

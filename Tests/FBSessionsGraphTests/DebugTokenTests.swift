@@ -3,7 +3,7 @@ import FBSessionsGraph
 import Foundation
 import Testing
 
-@Suite("debug_token shapes (graph-api.md §3.3)")
+@Suite("debug_token shapes (docs/facebook-graph.md §3.3)")
 struct DebugTokenTests {
     private func inspect(_ body: String, status: Int = 200) async throws -> GraphTokenInfo {
         try await withGraphPeer(retry: .none, { _ in json(status, body) }) { _, client in

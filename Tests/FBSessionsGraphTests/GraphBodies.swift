@@ -1,4 +1,4 @@
-/// Graph answers quoted from `shared/graph-api.md` (section in each comment); where the document gives only the
+/// Graph answers quoted from docs/facebook-graph.md (section in each comment); where the document gives only the
 /// code and name, the body is built in the §7.1 format with the documented name as the message.
 enum GraphBodies {
     /// §2.4 and §7.2: expired token (190/463), HTTP 400.

@@ -11,7 +11,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
     var testDescription: String { "\(name) → \(expected)" }
 }
 
-@Suite("Graph errors map to typed errors (graph-api.md §7 bodies over HTTP)")
+@Suite("Graph errors map to typed errors (docs/facebook-graph.md §7 bodies over HTTP)")
 struct GraphErrorMappingTests {
     static let userCallCases: [ErrorCase] = [
         ErrorCase(name: "190/463", status: 400, body: GraphBodies.expired, expected: .invalidToken(.tokenExpired)),

@@ -120,7 +120,8 @@ private final class CachingInstance: Sendable {
     }
 
     @Test func aRevokedKeyIsRefusedEvenWhenTheHandlerNeedsNoStatement() async throws {
-        // An invalid session id is refused before any statement runs; the router must still confirm the key.
+        // An impossible session id is answered (404) before any statement runs; the router must still confirm
+        // the key.
         let harness = try await SessionHarness(keyCacheTTL: 3600)
         defer { harness.stop() }
         let other = try CachingInstance(beside: harness, keyCacheTTL: 3600)

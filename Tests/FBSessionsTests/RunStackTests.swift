@@ -51,6 +51,11 @@ import TestSupport
         while candidate == port { candidate = Cluster.freePort() }
         let emulatorPort = candidate
         try await onThread {
+            // --help says so, for each admin command.
+            for command in ["migrate", "app", "key", "webhook", "sweep", "reencrypt"] {
+                let help = try Self.run([command, "--help"], in: folder)
+                #expect(help.output.contains("uses the stack `fbsessiond run` keeps in ./.fbsessions"), "\(command)")
+            }
             // Before any stack exists, the admin commands say what is missing.
             let none = try Self.run(["app", "list"], in: folder)
             #expect(none.status == 1 && none.errors.contains("DATABASE_URL is not set"), "\(none.errors)")

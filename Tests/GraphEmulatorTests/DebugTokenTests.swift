@@ -2,7 +2,7 @@ import Testing
 
 @testable import GraphEmulator
 
-/// `GET /debug_token` shapes (§3, §12.6).
+/// `GET /debug_token` shapes (docs/facebook-graph.md §3, §12.6).
 @Suite("debug_token")
 struct DebugTokenTests {
     func debug(_ harness: Harness, _ input: String, as inspector: String = "1234567890%7Cs3cret") async throws -> Reply

@@ -2,7 +2,7 @@ import Testing
 
 @testable import GraphEmulator
 
-/// The login dialog (§4.1, §12.7).
+/// The login dialog (docs/facebook-graph.md §4.1, §12.7).
 @Suite("Login dialog")
 struct DialogTests {
     static let redirect = "https://app.example/callback"

@@ -3,7 +3,7 @@ import Testing
 
 @testable import GraphEmulator
 
-/// Exact error bodies, statuses and headers (graph-api.md §2.4, §7, §12.5).
+/// Exact error bodies, statuses and headers (docs/facebook-graph.md §2.4, §7, §12.5).
 @Suite("Graph error bodies")
 struct ErrorBodyTests {
     static let messages: [TokenInvalidation: String] = [

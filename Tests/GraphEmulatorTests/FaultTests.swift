@@ -3,7 +3,7 @@ import Testing
 
 @testable import GraphEmulator
 
-/// Injected faults, usage headers and counters (§12.13).
+/// Injected faults, usage headers and counters (docs/facebook-graph.md §12.13).
 @Suite("Fault injection")
 struct FaultTests {
     @Test func graphErrorsThenNormal() async throws {

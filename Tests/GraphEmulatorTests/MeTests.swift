@@ -2,7 +2,7 @@ import Testing
 
 @testable import GraphEmulator
 
-/// `GET /me` and `GET /{user-id}`: fields selection and permission rules (§2, §12.4).
+/// `GET /me` and `GET /{user-id}`: fields selection and permission rules (docs/facebook-graph.md §2, §12.4).
 @Suite("Me and user nodes")
 struct MeTests {
     @Test func defaultFieldsAreNameAndID() async throws {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import GraphEmulator
 
-/// `/oauth/access_token`: code exchange, long-lived exchange, app tokens (§4, §12.8).
+/// `/oauth/access_token`: code exchange, long-lived exchange, app tokens (docs/facebook-graph.md §4, §12.8).
 @Suite("oauth/access_token")
 struct OAuthTests {
     static let redirect = "https://app.example/callback"

@@ -2,7 +2,7 @@ import Testing
 
 @testable import GraphEmulator
 
-/// `GET|DELETE /{id}/permissions` (§6, §12.9).
+/// `GET|DELETE /{id}/permissions` (docs/facebook-graph.md §6, §12.9).
 @Suite("Permissions edge")
 struct PermissionsTests {
     @Test func listAndFilters() async throws {

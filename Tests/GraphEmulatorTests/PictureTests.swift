@@ -4,7 +4,7 @@ import Testing
 
 @testable import GraphEmulator
 
-/// `/{id}/picture` and the CDN stand-in (§5, §12.10).
+/// `/{id}/picture` and the CDN stand-in (docs/facebook-graph.md §5, §12.10).
 @Suite("Pictures")
 struct PictureTests {
     func fetch(_ harness: Harness, _ url: String) async throws -> Reply {

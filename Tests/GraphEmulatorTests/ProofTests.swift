@@ -3,7 +3,7 @@ import Testing
 
 @testable import GraphEmulator
 
-/// `appsecret_proof` (§8, §12.11).
+/// `appsecret_proof` (docs/facebook-graph.md §8, §12.11).
 @Suite("appsecret_proof")
 struct ProofTests {
     static let missing = "API calls from the server require an appsecret_proof argument"

@@ -1,8 +1,8 @@
 // Typed, non-variadic wrappers for the libcurl calls Swift cannot make directly.
 //
 // `curl_easy_setopt`, `curl_easy_getinfo` and `curl_multi_setopt` are variadic, so Swift cannot call them
-// (STYLE.md §1.2). Each function here fixes the type of the variadic argument. Every name starts with `fbs_`.
-// Only the HTTPClient module imports this header.
+// (docs/c-interop.md, "Swift/C traps met here"). Each function here fixes the type of the variadic argument. Every name
+// starts with `fbs_`. Only the HTTPClient module imports this header.
 
 #ifndef FBS_CURL_H
 #define FBS_CURL_H
