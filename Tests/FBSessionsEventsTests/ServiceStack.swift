@@ -122,6 +122,17 @@ final class ServiceStack: Sendable {
             status: response.status, headers: response.headers, body: response.body, took: ContinuousClock.now - start)
     }
 
+    /// A form POST without a key (Facebook's callbacks).
+    func postForm(_ path: String, _ body: String) async throws -> Reply {
+        let start = ContinuousClock.now
+        let response = try await client.execute(
+            ClientRequest(
+                method: "POST", url: "http://127.0.0.1:\(port)\(path)",
+                headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(body.utf8)))
+        return Reply(
+            status: response.status, headers: response.headers, body: response.body, took: ContinuousClock.now - start)
+    }
+
     /// A login of `owner` with a token.
     func login(owner: String, token: String, slot: Int? = nil) async throws -> Reply {
         var body: [String: any Sendable] = ["owner": owner, "access_token": token]
