@@ -90,9 +90,13 @@ extension SessionService {
                     token = found.token
                     kind = found.session.loginKind
                 }
-            } catch SessionError.closed {
-                token = nil  // closed before: its token is erased; what became of its revocation is read below
+            } catch is SessionError {
+                token = nil  // Unknown or closed before (its token is erased): `close` and the revocation read below answer.
+            } catch ServiceError.undecryptable {
+                token = nil  // A token that no key opens cannot be revoked; the session still closes.
             }
+            // Any other failure (the database) is thrown: the logout then changed nothing and the caller retries,
+            // instead of closing the session as if it had no token to revoke.
         }
         guard let (session, closedNow) = try await store.close(
             id: id, appID: app.id, reason: .loggedOut, keepRevocation: revoke && token != nil)
