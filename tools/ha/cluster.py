@@ -20,7 +20,7 @@ ROLE = "fbsessiond"
 
 
 class Etcd:
-    """One etcd 3.4 member (v3 API), the DCS of the Patroni cluster."""
+    """One etcd 3.4 member (with its v2 API on, which Patroni uses), the DCS of the Patroni cluster."""
 
     def __init__(self, work, processes):
         self.directory = os.path.join(work, "etcd")
@@ -38,7 +38,9 @@ class Etcd:
             "--listen-client-urls", client, "--advertise-client-urls", client,
             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
             "--initial-cluster", f"fbs-ha={peer}", "--initial-cluster-state", "new",
-            "--initial-cluster-token", "fbs-ha-" + secrets.token_hex(4)],
+            "--initial-cluster-token", "fbs-ha-" + secrets.token_hex(4),
+            # Patroni talks to etcd through its v2 API (deploy/ha/patroni.yml says why).
+            "--enable-v2=true"],
             os.path.join(self.directory, "etcd.log"))
         wait_until(lambda: http_json(f"{client}/health")[1].get("health") == "true", 30,
                    "etcd did not become healthy (etcd/etcd.log)")
@@ -218,7 +220,9 @@ class Database:
             "DATABASE_NAME": DATABASE, "PRIMARY_HOST": "127.0.0.1", "PRIMARY_PORT": self.haproxy_port,
             "LISTEN_HOST": "127.0.0.1", "LISTEN_PORT": self.bouncer_port, "SOCKET_DIR": directory,
             "AUTH_FILE": auth, "LOG_FILE": os.path.join(directory, "pgbouncer.log"),
-            "PID_FILE": os.path.join(directory, "pgbouncer.pid")}), 0o600, owner=user)
+            "PID_FILE": os.path.join(directory, "pgbouncer.pid")}).replace(
+                "pool_mode = transaction", "pool_mode = " + os.environ.get("FBS_HA_POOL_MODE", "transaction")),
+            0o600, owner=user)
         if user:
             chown(directory, user)
         self.bouncer = self.processes.spawn("pgbouncer", ["pgbouncer", config],

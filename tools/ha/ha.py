@@ -119,6 +119,12 @@ class Harness:
                    [node.log for node in self.database.nodes] + \
                    [os.path.join(self.work, "pgbouncer", "pgbouncer.log")]
             transcript.keep_files(self.part, logs)
+        if self.keep and self.load is not None:
+            # Every request's outcome, for reading a failure afterwards (no key, token or body in it).
+            import json
+            with open(os.path.join(self.work, "ledger.jsonl"), "w") as handle:
+                for entry in self.load.ledger.entries:
+                    handle.write(json.dumps(entry) + "\n")
         if self.keep:
             print(f"   (kept {self.work})")
         else:
