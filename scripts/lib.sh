@@ -3,8 +3,8 @@
 #
 # Pure bash on purpose: these helpers run before anything is built.
 
-# The Debian packages the build and the tests need.
-FBS_PACKAGES=(libmicrohttpd-dev libcurl4-openssl-dev libpq-dev libssl-dev pkg-config postgresql-15)
+# The Debian packages the build and the tests need (pgbouncer: the tests behind a transaction-mode pooler).
+FBS_PACKAGES=(libmicrohttpd-dev libcurl4-openssl-dev libpq-dev libssl-dev pkg-config postgresql-15 pgbouncer)
 
 fbs_say() { printf '==> %s\n' "$*" >&2; }
 fbs_die() {

@@ -168,12 +168,23 @@ public struct PictureService: Sendable {
 
     /// A 190-family answer to the picture call means the token died: validate the session now (which closes it
     /// with the right reason), and report it closed if it did.
-    private func settle(_ error: any Error, sessionID: String, app: App) async -> any Error {
-        guard case GraphError.invalidToken = error else { return error }
-        if let (session, _) = try? await sessions.status(sessionID, app: app, mode: .always), session.state == .closed {
-            return SessionError.closed
+    ///
+    /// When that validation itself fails because the database does, the answer says so
+    /// (``ServiceError/databaseUnavailable``) rather than the picture call's Graph error.
+    private func settle(_ failure: any Error, sessionID: String, app: App) async -> any Error {
+        guard case GraphError.invalidToken = failure else { return failure }
+        do {
+            if let (session, _) = try await sessions.status(sessionID, app: app, mode: .always),
+                session.state == .closed
+            {
+                return SessionError.closed
+            }
+        } catch ServiceError.databaseUnavailable {
+            return ServiceError.databaseUnavailable
+        } catch {
+            // Any other failure of the validation (Graph again): the picture call's own error stands.
         }
-        return error
+        return failure
     }
 
     /// Failures of Graph or the CDN that a cached picture may cover: transient, rate-limited, unavailable.

@@ -66,7 +66,15 @@ extension SessionService {
     public func logout(_ id: String, app: App, revoke: Bool) async throws -> (Session, Revocation?)? {
         var token: String?
         if revoke {
-            token = try? await store.sessionWithToken(id: id, appID: app.id)?.token
+            do {
+                token = try await store.sessionWithToken(id: id, appID: app.id)?.token
+            } catch is SessionError {
+                token = nil  // Unknown or already closed: `close` below answers for it.
+            } catch ServiceError.undecryptable {
+                token = nil  // A token that no key opens cannot be revoked; the session still closes.
+            }
+            // Any other failure (the database) is thrown: the logout then changed nothing and the caller retries,
+            // instead of closing the session as if it had no token to revoke.
         }
         guard let (session, closedNow) = try await store.close(
             id: id, appID: app.id, reason: .loggedOut, keepRevocation: revoke && token != nil)

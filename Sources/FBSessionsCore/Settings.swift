@@ -4,6 +4,11 @@ import Support
 public struct Settings: Sendable {
     /// libpq connection string or URI; nil means `fbsessiond run` starts a private cluster.
     public var databaseURL: String?
+    /// A connection past any pooler, for `LISTEN`, migrations and session-level locks; nil means `databaseURL`.
+    public var directDatabaseURL: String?
+    /// Whether statements are prepared by name: true or false when `FBS_DB_PREPARED_STATEMENTS` says so, nil
+    /// (unset) for automatic: prepared until a transaction-mode pooler is found (docs/scale-out.md).
+    public var databasePreparedStatements: Bool?
     /// Host to listen on.
     public var listenHost: String
     /// Port to listen on.
@@ -66,6 +71,8 @@ public struct Settings: Sendable {
     /// Every variable read, with its default, for `--help` and `deploy/fbsessiond.env.example`.
     public static let documented: [(name: String, defaultValue: String, meaning: String)] = [
         ("DATABASE_URL", "", "libpq connection string or URI (unset: `fbsessiond run` starts a private cluster)"),
+        ("FBS_DIRECT_DATABASE_URL", "", "a connection past any pooler, for LISTEN, migrations and session locks (unset: DATABASE_URL)"),
+        ("FBS_DB_PREPARED_STATEMENTS", "", "false behind a transaction-mode pooler such as PgBouncer before 1.21 (unset: automatic)"),
         ("FBS_LISTEN", "127.0.0.1:8080", "address:port to listen on"),
         ("FBS_GRAPH_URL", "https://graph.facebook.com", "Graph API base URL, no version"),
         ("FBS_DIALOG_URL", "https://www.facebook.com", "login dialog base URL"),
@@ -135,8 +142,18 @@ public struct Settings: Sendable {
         if Logger.Level(name: levelName) == nil {
             reader.problem("FBS_LOG_LEVEL: expected debug, info, warning or error")
         }
+        var preparedStatements: Bool?
+        if reader.optionalString("FBS_DB_PREPARED_STATEMENTS") != nil {
+            preparedStatements = reader.bool("FBS_DB_PREPARED_STATEMENTS", default: true)
+        }
+        let databaseURL = reader.optionalString("DATABASE_URL")
+        let directDatabaseURL = reader.optionalString("FBS_DIRECT_DATABASE_URL")
+        if directDatabaseURL != nil, databaseURL == nil {
+            reader.problem("FBS_DIRECT_DATABASE_URL: set DATABASE_URL too (the pool's connection)")
+        }
         let settings = Settings(
-            databaseURL: reader.optionalString("DATABASE_URL"),
+            databaseURL: databaseURL, directDatabaseURL: directDatabaseURL,
+            databasePreparedStatements: preparedStatements,
             listenHost: host, listenPort: port, graphURL: graphURL, dialogURL: dialogURL, graphVersion: version,
             keyring: keyring, pictureHosts: hosts, pictureAllowHTTP: allowHTTP, logLevel: level,
             validateTTL: reader.integer("FBS_VALIDATE_TTL", default: 300, in: 1...86_400 * 30),

@@ -65,11 +65,14 @@ public struct PostgresKeyStore: KeyStore {
         return principal
     }
 
+    /// - Throws: ``ServiceError/databaseUnavailable`` when the database fails, and also when the statement, which
+    ///   always returns one row, returned none: an answer the database did not give is never read as "revoked".
     public func isLive(keyID: String) async throws -> Bool {
         try await database.run { connection in
-            try connection.query(
-                "SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = \(keyID) AND revoked_at IS NULL) AS live"
-            ).first?.decode("live", as: Bool.self) ?? false
+            let rows = try connection.query(
+                "SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = \(keyID) AND revoked_at IS NULL) AS live")
+            guard let row = rows.first else { throw ServiceError.databaseUnavailable }
+            return try row.decode("live", as: Bool.self)
         }
     }
 

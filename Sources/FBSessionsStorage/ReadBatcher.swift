@@ -19,7 +19,11 @@ import Postgres
 ///
 /// Cancellation: a queued item whose task is cancelled leaves the queue with `CancellationError`; an item whose
 /// batch is running gets the batch's answer. Waiting is bounded by `maxQueued` (then
-/// ``ServiceError/databaseUnavailable``) and by the pool's own acquire timeout for the batch.
+/// ``ServiceError/databaseUnavailable``) and by each read's own deadline: the time a read on its own could take
+/// (the pool's acquire timeout plus one statement's deadline, `PostgresPool.Configuration`). A read still
+/// unanswered at its deadline, queued behind a stuck batch or inside one, gets
+/// ``ServiceError/databaseUnavailable`` then, from a timer; the batch's answer, when it comes, skips it. So no read
+/// waits on a stuck connection longer than it would have without batching.
 ///
 /// Thread safety: the queue is guarded by a lock; `fetch` runs on a pool worker thread; waiters are resumed from
 /// that thread, outside the lock. A request's task prefers the server's inline executor, so the rest of its
@@ -33,6 +37,8 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
         let id: UInt64
         let item: Item
         let continuation: CheckedContinuation<Answer, any Error>
+        /// When the read gives up, if it has a deadline.
+        let deadline: ContinuousClock.Instant?
     }
 
     private enum Phase {
@@ -44,8 +50,14 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
     private let maxInFlight: Int
     private let maxQueued: Int
     private let fetch: Fetch
+    /// How long one read may take in all; nil when the pool sets no statement deadline.
+    private let readTimeout: Duration?
     private let lock = NSLock()
     private var queue: [Waiter] = []
+    /// Reads taken into a running batch and not answered yet, by id.
+    private var inBatch: [UInt64: Waiter] = [:]
+    /// The deadline the timer is set for, if it is set.
+    private var timerDeadline: ContinuousClock.Instant?
     private var phases: [UInt64: Phase] = [:]
     private var inFlight = 0
     private var lastID: UInt64 = 0
@@ -59,12 +71,19 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
     ///   - maxBatch: The most items in one statement.
     ///   - maxInFlight: The most batches running at once (each holds one pool connection).
     ///   - maxQueued: The most items waiting; beyond it a read fails as the database being unavailable.
+    ///   - readTimeout: How long one read may take in all; by default the pool's acquire timeout plus its
+    ///     statement deadline (none when the pool has none).
     ///   - fetch: Runs one batch.
-    init(database: Database, maxBatch: Int = 256, maxInFlight: Int = 2, maxQueued: Int = 4096, fetch: @escaping Fetch) {
+    init(
+        database: Database, maxBatch: Int = 256, maxInFlight: Int = 2, maxQueued: Int = 4096,
+        readTimeout: Duration? = nil, fetch: @escaping Fetch
+    ) {
         self.pool = database.pool
         self.maxBatch = max(1, maxBatch)
         self.maxInFlight = max(1, maxInFlight)
         self.maxQueued = max(1, maxQueued)
+        let configuration = database.pool.configuration
+        self.readTimeout = readTimeout ?? configuration.connectionOptions.callTimeout.map { configuration.acquireTimeout + $0 }
         self.fetch = fetch
     }
 
@@ -78,9 +97,10 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
             phases[lastID] = .created
             return lastID
         }
+        let deadline = readTimeout.map { ContinuousClock.now + $0 }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Answer, any Error>) in
-                enqueue(Waiter(id: id, item: item, continuation: continuation))
+                enqueue(Waiter(id: id, item: item, continuation: continuation, deadline: deadline))
             }
         } onCancel: {
             cancel(id)
@@ -92,14 +112,20 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
     }
 
     private func enqueue(_ waiter: Waiter) {
+        var arm: ContinuousClock.Instant?
         let admission: Admission = lock.withLock {
             if phases.removeValue(forKey: waiter.id) == .cancelled { return .cancelled }
             guard queue.count < maxQueued else { return .full }
             queue.append(waiter)
+            if timerDeadline == nil, let deadline = waiter.deadline {
+                timerDeadline = deadline
+                arm = deadline
+            }
             guard inFlight < maxInFlight else { return .queued }
             inFlight += 1
             return .start
         }
+        if let arm { armTimer(for: arm) }
         switch admission {
         case .start: startBatches()
         case .queued: break
@@ -130,9 +156,62 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
             let count = min(maxBatch, queue.count)
             let batch = Array(queue.prefix(count))
             queue.removeFirst(count)
+            for waiter in batch { inBatch[waiter.id] = waiter }
             batches += 1
             reads += count
             return batch
+        }
+    }
+
+    /// Removes the batch's reads that are still unanswered (a timer may have answered some at their deadline);
+    /// the caller then answers exactly those.
+    private func claim(_ batch: [Waiter]) -> [Bool] {
+        lock.withLock { batch.map { inBatch.removeValue(forKey: $0.id) != nil } }
+    }
+
+    /// Answers every read of `batch` that is still unanswered with `error`.
+    private func fail(_ batch: [Waiter], with error: any Error) {
+        let claimed = claim(batch)
+        for (index, waiter) in batch.enumerated() where claimed[index] {
+            waiter.continuation.resume(throwing: error)
+        }
+    }
+
+    /// Sets the timer to go off at `deadline`.
+    private func armTimer(for deadline: ContinuousClock.Instant) {
+        let (seconds, attoseconds) = max(.zero, ContinuousClock.now.duration(to: deadline)).components
+        let nanoseconds = Int(clamping: seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+            self?.expire()
+        }
+    }
+
+    /// The timer: answers every read past its deadline with ``ServiceError/databaseUnavailable``, queued or in a
+    /// running batch, and sets the timer again for the next deadline, if any read is left.
+    private func expire() {
+        let now = ContinuousClock.now
+        var next: ContinuousClock.Instant?
+        let expired: [Waiter] = lock.withLock {
+            var expired: [Waiter] = []
+            queue.removeAll { waiter in
+                guard let deadline = waiter.deadline, deadline <= now else { return false }
+                expired.append(waiter)
+                return true
+            }
+            for (id, waiter) in inBatch {
+                if let deadline = waiter.deadline, deadline <= now {
+                    expired.append(waiter)
+                    inBatch[id] = nil
+                }
+            }
+            let remaining = (queue.compactMap(\.deadline) + inBatch.values.compactMap(\.deadline)).min()
+            timerDeadline = remaining
+            next = remaining
+            return expired
+        }
+        if let next { armTimer(for: next) }
+        for waiter in expired {
+            waiter.continuation.resume(throwing: ServiceError.databaseUnavailable)
         }
     }
 
@@ -142,16 +221,16 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
             while let batch = nextBatch() {
                 do {
                     let answers = try fetch(connection, batch.map(\.item))
+                    let claimed = claim(batch)
                     // On the pool thread, no lock held: each waiter's handler goes on here at once.
                     InlineTaskExecutor.runsResumedTasksHere {
-                        for (index, waiter) in batch.enumerated() {
+                        for (index, waiter) in batch.enumerated() where claimed[index] {
                             waiter.continuation.resume(
                                 with: index < answers.count ? answers[index] : .failure(PostgresBatchMismatch()))
                         }
                     }
                 } catch {
-                    let mapped = Self.map(error)
-                    for waiter in batch { waiter.continuation.resume(throwing: mapped) }
+                    fail(batch, with: Self.map(error))
                     // The connection may be broken: give it back to the pool (which replaces it) and go on
                     // with what is queued on a fresh checkout.
                     if keepsSlot() { startBatches() }
@@ -161,8 +240,7 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
         }, ifNotRun: { [self] error in
             // No connection: the first waiters get the error; whatever else waits tries again.
             let batch = nextBatch() ?? []
-            let mapped = Self.map(error)
-            for waiter in batch { waiter.continuation.resume(throwing: mapped) }
+            fail(batch, with: Self.map(error))
             if !batch.isEmpty, keepsSlot() { startBatches() }
         })
     }

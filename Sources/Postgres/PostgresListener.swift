@@ -7,8 +7,9 @@ import Foundation
 /// ``Signal/notification(channel:payload:)``. When the connection is lost (server restart,
 /// `pg_terminate_backend`, network failure) the callback gets ``Signal/disconnected``, and the thread reconnects
 /// with exponential backoff; once it listens again the callback gets ``Signal/reconnected``: notifications sent
-/// in between are lost, so whoever waits for one must check again. An idle connection is pinged every
-/// `keepaliveInterval`, so a peer that vanished without closing the socket is noticed too.
+/// in between are lost, so whoever waits for one must check again. A quiet connection is pinged (`SELECT 1`)
+/// every `keepaliveInterval` and given up when the answer takes longer than `pingTimeout`, and TCP keepalives are
+/// on, so a server that froze or vanished without closing the socket is noticed within seconds too.
 ///
 /// ```swift
 /// let listener = PostgresListener(configuration: .init(connectionString: url, channels: ["fbs_events"])) {
@@ -93,10 +94,16 @@ extension PostgresListener {
         /// `application_name` of the connection, to find it in `pg_stat_activity`. Default
         /// `fbsessiond-listener`.
         public var applicationName: String?
-        /// libpq's `connect_timeout` (whole seconds, at least 2 in effect). Default 5 seconds.
+        /// libpq's `connect_timeout` when the connection string sets none (whole seconds, at least 2 in effect).
+        /// Default 5 seconds.
         public var connectTimeout: Duration
-        /// How long the connection may be quiet before it is pinged with `SELECT 1`. Default 30 seconds.
+        /// How long the connection may be quiet before it is pinged with `SELECT 1`. Default 2 seconds.
         public var keepaliveInterval: Duration
+        /// How long a ping (and the connection's `LISTEN`) may wait for its answer before the connection is given
+        /// up; it is also the session's `statement_timeout`. Default 3 seconds.
+        public var pingTimeout: Duration
+        /// TCP keepalives and `tcp_user_timeout`, unless the connection string sets them. Default on.
+        public var keepalives: PostgresConnection.Keepalives
         /// The first pause before reconnecting; it doubles after each failed attempt. Default 100 ms.
         public var initialReconnectDelay: Duration
         /// The longest pause between reconnection attempts. Default 5 seconds.
@@ -110,6 +117,7 @@ extension PostgresListener {
         ///   - applicationName: The session's `application_name`, or `nil` for the connection string's.
         ///   - connectTimeout: The longest wait while connecting.
         ///   - keepaliveInterval: The quiet time before a ping.
+        ///   - pingTimeout: The longest wait for a ping's answer.
         ///   - initialReconnectDelay: The first reconnection pause.
         ///   - maxReconnectDelay: The cap on reconnection pauses.
         public init(
@@ -117,7 +125,8 @@ extension PostgresListener {
             channels: [String],
             applicationName: String? = "fbsessiond-listener",
             connectTimeout: Duration = .seconds(5),
-            keepaliveInterval: Duration = .seconds(30),
+            keepaliveInterval: Duration = .seconds(2),
+            pingTimeout: Duration = .seconds(3),
             initialReconnectDelay: Duration = .milliseconds(100),
             maxReconnectDelay: Duration = .seconds(5)
         ) {
@@ -126,6 +135,8 @@ extension PostgresListener {
             self.applicationName = applicationName
             self.connectTimeout = connectTimeout
             self.keepaliveInterval = keepaliveInterval
+            self.pingTimeout = pingTimeout
+            self.keepalives = PostgresConnection.Keepalives()
             self.initialReconnectDelay = initialReconnectDelay
             self.maxReconnectDelay = maxReconnectDelay
         }
@@ -133,7 +144,7 @@ extension PostgresListener {
         /// The settings without the connection string.
         public var description: String {
             "PostgresListener.Configuration(channels: \(channels), applicationName: \(applicationName ?? "default"), "
-                + "connectTimeout: \(connectTimeout), keepaliveInterval: \(keepaliveInterval), "
+                + "connectTimeout: \(connectTimeout), keepaliveInterval: \(keepaliveInterval), pingTimeout: \(pingTimeout), "
                 + "reconnectDelay: \(initialReconnectDelay)...\(maxReconnectDelay))"
         }
     }

@@ -128,8 +128,11 @@ final class PostgresListenerLoop: @unchecked Sendable {
     private func connect() -> PostgresConnection? {
         do {
             let connection = try PostgresConnection(
-                connectionString: configuration.connectionString, connectTimeout: configuration.connectTimeout,
-                statementTimeout: .seconds(10), applicationName: configuration.applicationName)
+                connectionString: configuration.connectionString,
+                options: PostgresConnection.Options(
+                    connectTimeout: configuration.connectTimeout, statementTimeout: configuration.pingTimeout,
+                    deadlineMargin: .zero, applicationName: configuration.applicationName,
+                    keepalives: configuration.keepalives, preparedStatements: .never))
             for channel in configuration.channels {
                 // The names were checked against [a-z_][a-z0-9_]* in PostgresListener.init, and LISTEN takes
                 // no parameters.
@@ -152,6 +155,7 @@ final class PostgresListenerLoop: @unchecked Sendable {
         while !isStopping {
             let quietFor = ContinuousClock.now - quietSince
             if quietFor >= keepalive {
+                // Bounded by the connection's deadline (pingTimeout): a frozen server ends the wait too.
                 guard (try? connection.simpleQuery(unsafeSQL: "SELECT 1")) != nil, connection.isUsable else { return }
                 drain(handle)
                 quietSince = ContinuousClock.now

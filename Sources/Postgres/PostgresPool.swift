@@ -27,6 +27,20 @@ import InlineExecutor
 /// the first statement sent over an idle connection; for the single statements the pool retries, that
 /// window is the same as any client's retry after a lost connection.
 ///
+/// Statements the server refused before running them (`PostgresError.statementDidNotRun`: a prepared
+/// statement the server session does not have, 26000; one it already has, 42P05; a protocol violation, 08P01;
+/// a cached plan whose result changed, 0A000) are never an answer about the data: outside a transaction the
+/// connection sends the statement again at once as the unnamed statement; inside one, the refusal aborted the
+/// transaction, and `transaction(_:)` runs it once more on a fresh connection (its bodies may run again anyway,
+/// see there). 08P01, 26000 and 42P05 also close the connection after its current use. Which statements are
+/// prepared at all is `Configuration.preparedStatements`; an automatic pool stops preparing when its
+/// connections see a pooler in transaction mode (`PostgresStatementPolicy`).
+///
+/// Deadlines: every statement waits at most `statementTimeout` plus `deadlineMargin` for its answer (see
+/// `PostgresConnection`); then the connection cancels it in the background, closes, and the caller gets
+/// `.timedOut` (unavailable), so a frozen or unreachable server frees the worker and answers the caller in
+/// bounded time; the next use connects anew, within `connectTimeout` per host address.
+///
 /// Ownership: owns its workers, their threads and connections; `shutdown()` (also run by `deinit`) ends them.
 /// Thread safety: all methods may be called from any thread or task; the state is guarded by one lock.
 public final class PostgresPool: Sendable {
@@ -34,6 +48,8 @@ public final class PostgresPool: Sendable {
     public let configuration: Configuration
     private let state: LockedValue<State>
     private let workers: [PostgresPoolWorker]
+    /// The prepared-statement choice of every connection, and what they found out.
+    private let policy: PostgresStatementPolicy
 
     private enum Phase {
         case created, cancelled, waiting
@@ -63,7 +79,12 @@ public final class PostgresPool: Sendable {
         configuration.size = max(1, configuration.size)
         configuration.maxWaiters = max(0, configuration.maxWaiters)
         self.configuration = configuration
-        let workers = (0..<configuration.size).map { _ in PostgresPoolWorker(configuration: configuration) }
+        let policy = PostgresStatementPolicy(
+            mode: configuration.preparedStatements, onDetected: configuration.onTransactionPoolerDetected)
+        self.policy = policy
+        let workers = (0..<configuration.size).map { _ in
+            PostgresPoolWorker(configuration: configuration, policy: policy)
+        }
         self.workers = workers
         self.state = LockedValue(State(idle: workers.reversed()))
         for (index, worker) in workers.enumerated() {
@@ -74,6 +95,12 @@ public final class PostgresPool: Sendable {
 
     deinit {
         shutdown()
+    }
+
+    /// Whether the pool's connections prepare statements by name now: false with
+    /// ``PostgresPreparedStatements/never``, and for an automatic pool once it found a pooler in transaction mode.
+    public var preparesStatements: Bool {
+        policy.prepares
     }
 
     /// Current use of the pool.

@@ -9,13 +9,16 @@ struct PostgresPoolJob: Sendable {
     let fail: @Sendable (any Error) -> Void
 }
 
-/// Whether the pool may rerun a body once on a fresh connection after it lost a stale one.
+/// Whether the pool may rerun a body once on a fresh connection after it failed in a way that proves it had no
+/// effect.
 enum PostgresPoolRetry: Sendable {
     /// Never: the body is the caller's own code and has started.
     case never
     /// When the body's first statement was the one that failed with `.connectionLost` on a connection
-    /// reused from an earlier checkout. Only for bodies the pool itself writes (one statement, or `BEGIN`
-    /// before the caller's transaction body).
+    /// reused from an earlier checkout, or when the server refused a statement before running it
+    /// (`PostgresError.statementDidNotRun`): for one statement nothing ran, and inside a transaction the
+    /// refusal aborted the transaction, so nothing of it was committed. Only for bodies the pool itself writes
+    /// (one statement, or a transaction, whose bodies may run again).
     case ifFirstStatementLost
 }
 
@@ -29,6 +32,8 @@ final class PostgresPoolWorker: @unchecked Sendable {
     /// The pool, to hand back the worker after each job. Set once before the thread starts.
     weak var pool: PostgresPool?
     private let configuration: PostgresPool.Configuration
+    /// The prepared-statement choice, shared with the pool's other workers.
+    private let policy: PostgresStatementPolicy
     private let condition = NSCondition()
     /// The next job; guarded by `condition`.
     private var mailbox: PostgresPoolJob?
@@ -39,9 +44,12 @@ final class PostgresPoolWorker: @unchecked Sendable {
 
     /// Creates a worker; call `start(name:)` once `pool` is set.
     ///
-    /// - Parameter configuration: How to open connections.
-    init(configuration: PostgresPool.Configuration) {
+    /// - Parameters:
+    ///   - configuration: How to open connections.
+    ///   - policy: The pool's prepared-statement choice.
+    init(configuration: PostgresPool.Configuration, policy: PostgresStatementPolicy) {
         self.configuration = configuration
+        self.policy = policy
     }
 
     /// Starts the worker thread.
@@ -130,11 +138,15 @@ final class PostgresPoolWorker: @unchecked Sendable {
             do {
                 return .success(try body(connection))
             } catch {
-                guard !connection.isUsable else { return .failure(error) }
-                discardConnection()
+                let didNotRun = (error as? PostgresError)?.statementDidNotRun == true
+                guard !connection.isUsable || didNotRun else { return .failure(error) }
+                if !connection.isUsable {
+                    discardConnection()
+                }
                 let isLost = (error as? PostgresError)?.code == .connectionLost
                 let firstStatementFailed = connection.statementCount - statementsBefore == 1
-                if retry == .ifFirstStatementLost, checkedOut.isReused, !hasRetried, isLost, firstStatementFailed {
+                let staleConnection = checkedOut.isReused && isLost && firstStatementFailed
+                if retry == .ifFirstStatementLost, !hasRetried, staleConnection || didNotRun {
                     hasRetried = true
                     continue
                 }
@@ -152,11 +164,8 @@ final class PostgresPoolWorker: @unchecked Sendable {
             discardConnection()
         }
         let fresh = try PostgresConnection(
-            connectionString: configuration.connectionString,
-            connectTimeout: configuration.connectTimeout,
-            statementTimeout: configuration.statementTimeout,
-            applicationName: configuration.applicationName
-        )
+            connectionString: configuration.connectionString, options: configuration.connectionOptions,
+            policy: policy)
         connection = fresh
         pool?.connectionOpened()
         return (fresh, false)

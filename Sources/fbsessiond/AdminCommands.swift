@@ -11,7 +11,7 @@ enum AdminCommands {
         guard ["up", "status"].contains(action), arguments.positional.count <= 1 else {
             throw UsageError("expected `migrate`, `migrate up` or `migrate status`")
         }
-        let runtime = try Runtime(settings: try Runtime.settings())
+        let runtime = try Runtime(settings: try Runtime.settings(), applicationName: "fbsessiond-migrate")
         defer { runtime.shutdown() }
         if action == "up" {
             let applied = try await runtime.migrate()
@@ -20,7 +20,9 @@ enum AdminCommands {
             return
         }
         let migrator = runtime.migrator
-        let states = try await runtime.database.run { connection in try migrator.status(on: connection) }
+        let states = try await runtime.withDirectConnection(named: "fbsessiond-migrate") { connection in
+            try migrator.status(on: connection)
+        }
         for state in states {
             let text: String
             switch state.state {
@@ -36,7 +38,7 @@ enum AdminCommands {
     static func app(_ arguments: Arguments) async throws {
         let action = arguments.positional.first
         if arguments.flag("help") || action == nil { return print(Help.app) }
-        let runtime = try Runtime(settings: try Runtime.settings())
+        let runtime = try Runtime(settings: try Runtime.settings(), applicationName: "fbsessiond-app")
         defer { runtime.shutdown() }
         switch action {
         case "add":
@@ -77,7 +79,7 @@ enum AdminCommands {
     static func key(_ arguments: Arguments) async throws {
         let action = arguments.positional.first
         if arguments.flag("help") || action == nil { return print(Help.key) }
-        let runtime = try Runtime(settings: try Runtime.settings())
+        let runtime = try Runtime(settings: try Runtime.settings(), applicationName: "fbsessiond-key")
         defer { runtime.shutdown() }
         switch action {
         case "add":

@@ -8,7 +8,7 @@ enum ReencryptCommand {
         if arguments.flag("help") { return print(Help.reencrypt) }
         let batch = Int(arguments.value("batch") ?? "500") ?? 0
         guard (1...10_000).contains(batch) else { throw UsageError("--batch must be 1 to 10000") }
-        let runtime = try Runtime(settings: try Runtime.settings())
+        let runtime = try Runtime(settings: try Runtime.settings(), applicationName: "fbsessiond-reencrypt")
         defer { runtime.shutdown() }
         let reencryptor = Reencryptor(database: runtime.database, keyring: try runtime.keyring())
         let total = try await reencryptor.remaining().reduce(0) { $0 + $1.count }

@@ -55,8 +55,9 @@ enum ServiceHost {
         let webhooks = WebhookDispatcher(
             database: runtime.database, keyring: keyring, transport: ClientWebhookTransport(client: webhookClient),
             logger: Logger(label: "webhooks", level: settings.logLevel))
+        // The listener needs a server session of its own for LISTEN: the direct URL, past any pooler.
         let notifications = EventNotifications(
-            connectionString: pool.configuration.connectionString, waiters: eventWaiters, dispatcher: webhooks,
+            connectionString: runtime.directDatabaseURL, waiters: eventWaiters, dispatcher: webhooks,
             logger: Logger(label: "events", level: settings.logLevel))
         let services = Services(
             apps: apps, keys: CachedKeyStore(PostgresKeyStore(database: runtime.database), ttl: settings.keyCacheTTL),

@@ -16,7 +16,7 @@ enum SweepCommand {
     /// One pass, then exit.
     static func run(_ arguments: Arguments) async throws {
         if arguments.flag("help") { return print(Help.sweep) }
-        let runtime = try Runtime(settings: try Runtime.settings())
+        let runtime = try Runtime(settings: try Runtime.settings(), applicationName: "fbsessiond-sweep")
         defer { runtime.shutdown() }
         let keyring = try runtime.keyring()
         let graph = try GraphClient(configuration: .init(settings: runtime.settings))

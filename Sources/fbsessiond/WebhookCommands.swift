@@ -24,7 +24,7 @@ enum WebhookCommands {
     /// - Throws: ``UsageError`` for a wrong command line, ``CommandFailure`` for a failure the operator can fix.
     static func run(_ arguments: Arguments) async throws {
         if arguments.flag("help") || arguments.positional.first == nil { return print(help) }
-        let runtime = try Runtime(settings: try Runtime.settings())
+        let runtime = try Runtime(settings: try Runtime.settings(), applicationName: "fbsessiond-webhook")
         defer { runtime.shutdown() }
         let store = PostgresWebhookStore(database: runtime.database, keyring: try runtime.keyring())
         try await run(arguments, webhooks: store, apps: try runtime.apps) { print($0) }

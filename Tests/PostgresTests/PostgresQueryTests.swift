@@ -77,12 +77,26 @@ struct PostgresErrorTests {
     }
 
     @Test func unavailableCodes() {
-        for code in [PostgresError.Code.connectionFailed, .connectionLost, .poolExhausted, .poolTimeout] {
+        for code in [PostgresError.Code.connectionFailed, .connectionLost, .timedOut, .poolExhausted, .poolTimeout] {
             #expect(PostgresError(code).isUnavailable)
         }
         for code in [PostgresError.Code.queryFailed, .decodingFailed] {
             #expect(!PostgresError(code).isUnavailable)
         }
+    }
+
+    /// Server errors about the server or its setup are "unavailable" (503); errors about the statement are not.
+    @Test(arguments: [
+        "08P01", "08006", "40001", "40P01", "53300", "57014", "57P01", "57P03", "58030", "XX000", "25006", "42501",
+        "55P03", "26000", "42P05",
+    ])
+    func serverStatesThatMeanUnavailable(_ state: String) {
+        #expect(PostgresError(.queryFailed, sqlState: state).isUnavailable)
+    }
+
+    @Test(arguments: ["23505", "23503", "22P02", "42601", "42703", "42P01", "0A000", "25P02"])
+    func serverStatesAboutTheStatement(_ state: String) {
+        #expect(!PostgresError(.queryFailed, sqlState: state).isUnavailable)
     }
 
     @Test func scrubRemovesSecrets() {
