@@ -113,8 +113,10 @@ public struct Router: RequestHandler {
                 } catch {
                     outcome = .failure(error)
                 }
-                if !check.isConfirmed && !Self.isKeyRevoked(outcome) {
+                if !check.isConfirmed && !Self.isKeyRevoked(outcome) && !Self.isDatabaseUnavailable(outcome) {
                     // The handler answered without a statement that confirmed the key: confirm before answering.
+                    // Not when the database failed it: the 503 tells a revoked key nothing, and a second
+                    // statement would wait out a second deadline on the same failing database.
                     try await Self.confirm(check.keyID, keys: keys)
                 }
                 return try outcome.get()
@@ -143,6 +145,11 @@ public struct Router: RequestHandler {
 
     private static func isKeyRevoked(_ outcome: Result<Response, any Error>) -> Bool {
         if case .failure(ServiceError.keyRevoked) = outcome { return true }
+        return false
+    }
+
+    private static func isDatabaseUnavailable(_ outcome: Result<Response, any Error>) -> Bool {
+        if case .failure(ServiceError.databaseUnavailable) = outcome { return true }
         return false
     }
 
