@@ -87,8 +87,13 @@ class WebhookReceiver:
             def log_message(self, *arguments):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        class Server(http.server.ThreadingHTTPServer):
+            # The service posts many deliveries at once after an outage: a listen backlog of 5 (the default)
+            # drops connections, which the service then reports as timeouts.
+            request_queue_size = 256
+            daemon_threads = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
         self.thread = threading.Thread(target=self.server.serve_forever, name="webhooks", daemon=True)
         self.thread.start()

@@ -37,9 +37,11 @@ CI_SCENARIO = "freeze"
 TOOLS = {"etcd": "etcd-server", "patroni": "patroni", "haproxy": "haproxy", "pgbouncer": "pgbouncer",
          "nginx": "nginx"}
 # The service's database deadlines in this test (seconds). A request waits at most ACQUIRE for a pool
-# connection, and each database call at most STATEMENT plus the client-side margin before it is cancelled.
+# connection, and a statement at most STATEMENT plus the client-side MARGIN (PostgresConnection.Options'
+# deadlineMargin) before the client cancels it and answers 503.
 ACQUIRE = 2
 STATEMENT = 3
+MARGIN = 0.5
 
 
 def patroni_ttl():
@@ -54,18 +56,20 @@ def patroni_ttl():
 class Harness:
     """Everything one run starts, and the helpers the scenarios share."""
 
-    def __init__(self, binary, keep):
+    def __init__(self, binary, keep, log_level=None):
         self.keep = keep
+        self.log_level = log_level
         self.work = tempfile.mkdtemp(prefix="fbs-ha.")
         os.chmod(self.work, 0o755)  # the postgres OS user reaches its folders inside
         self.part = transcript.part("ha")
         fleetlib.chaos.responses = transcript.ResponseFile(self.part)
         self.processes = Processes(self.work)
         self.ttl = patroni_ttl()
-        request = ACQUIRE + STATEMENT + 1
+        request = ACQUIRE + STATEMENT + MARGIN
         self.bounds = {"*": request, "events": POLL_WAIT + request}
-        self.bounds_text = (f"{request} s per request = FBS_DB_ACQUIRE_TIMEOUT {ACQUIRE} + FBS_STATEMENT_TIMEOUT "
-                            f"{STATEMENT} + 1 s cancel margin; long polls {POLL_WAIT} s more")
+        self.bounds_text = (f"a request's timeout is {request:g} s = FBS_DB_ACQUIRE_TIMEOUT {ACQUIRE} + "
+                            f"FBS_STATEMENT_TIMEOUT {STATEMENT} + the {MARGIN:g} s client margin, a long poll's "
+                            f"{POLL_WAIT} s more; none may take over its timeout + 1 s")
         self.database = Database(self.work, self.processes)
         self.fleet = None
         self.load = None
@@ -77,6 +81,8 @@ class Harness:
         print(f"   database: etcd, 2 Patroni nodes (leader {self.database.leader().name}), HAProxy, PgBouncer "
               f"in {time.monotonic() - started:.0f} s", flush=True)
         settings = {"FBS_DB_ACQUIRE_TIMEOUT": ACQUIRE, "FBS_STATEMENT_TIMEOUT": STATEMENT}
+        if self.log_level:
+            settings["FBS_LOG_LEVEL"] = self.log_level
         self.fleet = fleetlib.Fleet(self.work, self.processes, self.binary, self.database, settings)
         self.fleet.start()
         self.load = Load(self.fleet)
@@ -92,15 +98,24 @@ class Harness:
                        for entry in reversed(self.load.ledger.entries[-400:]))
 
     def settle(self, timeout=60):
-        """Waits until the feed and the webhook have every committed event (or `timeout` passes)."""
+        """Waits until the feed and the webhook have every committed event (or `timeout` passes); says how long
+        that took, or what was still missing."""
+        started = time.monotonic()
+        missing = {}
+
         def caught_up():
             committed = {row[0] for row in self.database.psql(
                 f"SELECT id FROM events WHERE app_id = '{self.fleet.app_id}'")}
-            return committed <= set(self.load.feed_ids()) and committed <= set(self.fleet.hooks.received())
+            missing["feed"] = len(committed - set(self.load.feed_ids()))
+            missing["webhook"] = len(committed - set(self.fleet.hooks.received()))
+            return not missing["feed"] and not missing["webhook"]
         try:
             wait_until(caught_up, timeout, "", interval=0.5)
+            print(f"   feed and webhook caught up {time.monotonic() - started:.1f} s after the load stopped",
+                  flush=True)
         except HAError:
-            pass
+            print(f"   after {timeout} s the feed still lacks {missing.get('feed')} events and the webhook "
+                  f"{missing.get('webhook')}", flush=True)
 
     def close(self):
         if self.load is not None:
@@ -135,7 +150,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--all", action="store_true", help="every scenario: " + ", ".join(scenarios.NAMES))
     parser.add_argument("--only", default="", help="comma-separated scenarios, in the order given")
-    parser.add_argument("--keep", action="store_true", help="keep the work folder (logs; it holds test secrets)")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (logs, ledger.jsonl; it holds "
+                                                            "test secrets)")
+    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
+                        help="the instances' FBS_LOG_LEVEL (default info; debug with the secrets transcript)")
     options = parser.parse_args()
     binary = os.path.abspath(os.environ.get("FBSESSIOND", os.path.join(ROOT, ".build/debug/fbsessiond")))
     if not os.access(binary, os.X_OK):
@@ -154,7 +172,7 @@ def main():
     harness = None
     rows = []
     try:
-        harness = Harness(binary, options.keep)
+        harness = Harness(binary, options.keep, options.log_level)
         harness.start()
         since = time.monotonic()
         for name in wanted:

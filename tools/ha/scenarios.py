@@ -81,8 +81,9 @@ def run(harness, name, fault, since):
                                                      f"{len(slow)} over their bound + 1 s ({harness.bounds_text})"))
     row["outage"], row["back_after"] = verify.outage(entries, fault_at)
     verify.report(name, row, row["back_after"] <= ttl + 5,
-                  ("back-in-time", f"failures from {row['outage']:.1f} s before the last one ended; back "
-                                   f"{row['back_after']:.1f} s after the fault (bound: TTL {ttl} s + 5 s)"))
+                  ("back-in-time", f"requests failed during {row['outage']:.1f} s in all; the last failure ended "
+                                   f"{row['back_after']:.1f} s after the fault (bound: Patroni's TTL {ttl} s + "
+                                   f"5 s)"))
     lost, problems = verify.sessions_match_book(database, fleet.app_id, load.book)
     with load.book.lock:
         counts = (len(load.book.logins), len(load.book.logouts), load.book.switches, len(load.book.sightings),

@@ -25,13 +25,21 @@ def failures_by_status(entries):
 
 
 def outage(entries, fault_at):
-    """(outage, back_after): from the first failed request's start to the last one's end, and from the fault to
-    that end (0, 0 when nothing failed)."""
-    failed = [entry for entry in entries if not answered_ok(entry)]
-    if not failed:
+    """(outage, back_after). The outage is how long requests were failing: the total length of the time covered
+    by failed requests (each from its start to its answer; overlapping and touching ones merged). back_after is
+    from the fault to the end of the last failed request (0, 0 when nothing failed): after it, everything worked."""
+    spans = sorted((entry["at"], entry["at"] + entry["elapsed"]) for entry in entries if not answered_ok(entry))
+    if not spans:
         return 0.0, 0.0
-    last_end = max(entry["at"] + entry["elapsed"] for entry in failed)
-    return last_end - min(entry["at"] for entry in failed), max(0.0, last_end - fault_at)
+    total, (start, end) = 0.0, spans[0]
+    for begin, finish in spans[1:]:
+        if begin > end:
+            total += end - start
+            start, end = begin, finish
+        else:
+            end = max(end, finish)
+    total += end - start
+    return total, max(0.0, max(finish for _, finish in spans) - fault_at)
 
 
 def over_bound(entries, bounds):
