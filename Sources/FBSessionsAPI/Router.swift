@@ -115,8 +115,8 @@ public struct Router: RequestHandler {
                 }
                 if !check.isConfirmed && !Self.isKeyRevoked(outcome) && !Self.isDatabaseUnavailable(outcome) {
                     // The handler answered without a statement that confirmed the key: confirm before answering.
-                    // Not when the database failed it: the 503 tells a revoked key nothing, and a second
-                    // statement would wait out a second deadline on the same failing database.
+                    // Not after the database failed: that answer (503) carries no data, and confirming would wait on
+                    // the failing database a second time.
                     try await Self.confirm(check.keyID, keys: keys)
                 }
                 return try outcome.get()

@@ -52,6 +52,10 @@ struct Runtime {
         configuration.maxWaiters = settings.databaseMaxWaiters
         configuration.acquireTimeout = .milliseconds(Int(settings.databaseAcquireTimeout * 1000))
         configuration.statementTimeout = .milliseconds(Int(settings.statementTimeout * 1000))
+        // A new connection waits no longer than a statement may (libpq's floor is 2 s), unless the URL says.
+        if let callTimeout = configuration.connectionOptions.callTimeout {
+            configuration.connectTimeout = min(configuration.connectTimeout, callTimeout)
+        }
         configuration.applicationName = applicationName
         configuration.preparedStatements = Self.preparedStatements(settings)
         configuration.onTransactionPoolerDetected = { evidence in

@@ -12,6 +12,21 @@ import Support
 /// accepting, drain in-flight requests, close the pool.
 enum ServiceHost {
     static func serve(_ runtime: Runtime, whenListening: (Server) -> Void = { _ in }) async throws {
+        let service = try start(runtime)
+        ProcessMemory.startReclaiming()  // Once per process, so here rather than in `start`.
+        whenListening(service.server)
+        let signal = await Signals.waitForTermination()
+        await service.stop(reason: signal)
+        StandardErrorLogHandler.flush()
+    }
+
+    /// Wires every part of the service on `runtime` as `serve` runs it, starts the HTTP server, the event listener
+    /// (on the direct URL), the webhook dispatcher and the sweep, and returns them running (tests drive this too).
+    ///
+    /// - Parameter runtime: The settings, pool and migrator.
+    /// - Returns: The running service; ``RunningService/stop(reason:)`` ends it.
+    /// - Throws: ``CommandFailure`` for an unusable setting or a missing file.
+    static func start(_ runtime: Runtime) throws -> RunningService {
         let settings = runtime.settings
         let keyring = try runtime.keyring()
         let metrics = MetricsRegistry()
@@ -33,7 +48,6 @@ enum ServiceHost {
         } catch {
             throw CommandFailure("FBS_GRAPH_URL: \(error)")
         }
-        defer { graph.shutdown() }
         let sessions = SessionService(
             store: PostgresSessionStore(database: runtime.database, keyring: keyring), graph: graph, apps: apps,
             policy: policy(settings))
@@ -42,9 +56,7 @@ enum ServiceHost {
             [([], Double(eventWaiters.count))]
         }
         let webhookClient = try Client(configuration: .init(timeout: .seconds(10), maxResponseBytes: 64 * 1024))
-        defer { webhookClient.shutdown() }
         let pictureFetcher = try PictureFetcher(allowsHTTP: settings.pictureAllowHTTP)
-        defer { pictureFetcher.shutdown() }
         let pictures = PictureService(
             sessions: sessions, store: PostgresPictureStore(database: runtime.database), fetcher: pictureFetcher,
             urlPolicy: PictureURLPolicy(hostSuffixes: settings.pictureHosts, allowsHTTP: settings.pictureAllowHTTP),
@@ -93,24 +105,14 @@ enum ServiceHost {
             [([], Double(server.waitingRequests))]
         }
         runtime.logger.info("listening", ["address": .string("\(settings.listenHost):\(server.port)")])
-        whenListening(server)
-        ProcessMemory.startReclaiming()
         notifications.start()
         webhooks.start()
         let sweeping = SweepCommand.loop(
             sessions: sessions, store: PostgresSessionStore(database: runtime.database, keyring: keyring),
             settings: settings, logger: runtime.logger)
-
-        let signal = await Signals.waitForTermination()
-        sweeping.cancel()
-        eventWaiters.shutdown()  // long polls answer now instead of holding the drain for up to 30 s
-        notifications.stop()
-        await webhooks.stop()
-        runtime.logger.info("stopping", ["signal": .string(signal), "in_flight": .int(server.activeRequests)])
-        server.shutdown(gracePeriod: settings.shutdownGrace)
-        runtime.shutdown()
-        runtime.logger.info("stopped")
-        StandardErrorLogHandler.flush()
+        return RunningService(
+            runtime: runtime, server: server, eventWaiters: eventWaiters, notifications: notifications,
+            webhooks: webhooks, sweeping: sweeping, closers: [graph.shutdown, webhookClient.shutdown, pictureFetcher.shutdown])
     }
 }
 

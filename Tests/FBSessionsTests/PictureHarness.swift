@@ -40,6 +40,7 @@ final class PictureHarness: Sendable {
     let sessions: SessionService
     let pictures: PictureService
     let options: Options
+    let keyring: Keyring
 
     init(_ options: Options = Options()) async throws {
         self.options = options
@@ -50,7 +51,7 @@ final class PictureHarness: Sendable {
         databaseURL = try TestDatabase.create()
         pool = PostgresPool(configuration: .init(connectionString: databaseURL, size: 8, connectTimeout: .seconds(2)))
         database = Database(pool: pool)
-        let (keyring, _) = SecretsTranscript.notingKeyring(Keyring.generate())
+        (keyring, _) = SecretsTranscript.notingKeyring(Keyring.generate())
         facebookApp = try emulator.registerApp(requiresProof: true)
         let apps = PostgresAppStore(database: database, keyring: keyring)
         app = try await apps.addApp(
