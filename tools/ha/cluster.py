@@ -220,9 +220,7 @@ class Database:
             "DATABASE_NAME": DATABASE, "PRIMARY_HOST": "127.0.0.1", "PRIMARY_PORT": self.haproxy_port,
             "LISTEN_HOST": "127.0.0.1", "LISTEN_PORT": self.bouncer_port, "SOCKET_DIR": directory,
             "AUTH_FILE": auth, "LOG_FILE": os.path.join(directory, "pgbouncer.log"),
-            "PID_FILE": os.path.join(directory, "pgbouncer.pid")}).replace(
-                "pool_mode = transaction", "pool_mode = " + os.environ.get("FBS_HA_POOL_MODE", "transaction")),
-            0o600, owner=user)
+            "PID_FILE": os.path.join(directory, "pgbouncer.pid")}), 0o600, owner=user)
         if user:
             chown(directory, user)
         self.bouncer = self.processes.spawn("pgbouncer", ["pgbouncer", config],

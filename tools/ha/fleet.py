@@ -115,6 +115,47 @@ class WebhookReceiver:
         self.server.server_close()
 
 
+class Nginx:
+    """nginx in front of some instances, from deploy/ha/nginx-fbsessiond.conf (its three INSTANCE lines get the
+    instances given, repeated when fewer), under a minimal nginx.conf of the harness's own."""
+
+    def __init__(self, work, processes, name, services, workers=1, port=None):
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        directory = os.path.join(work, name)
+        temporary = os.path.join(directory, "tmp")
+        os.makedirs(temporary)
+        os.chmod(temporary, 0o777)  # nginx's workers run as nobody when the master is root
+        values = {"LISTEN_ADDRESS": f"127.0.0.1:{self.port}"}
+        for index in range(3):
+            values[f"INSTANCE_{index + 1}"] = f"127.0.0.1:{services[index % len(services)].port}"
+        write(os.path.join(directory, "fbsessiond.conf"), render("nginx-fbsessiond.conf", values))
+        write(os.path.join(directory, "nginx.conf"), f"""# tools/ha: the process settings; the proxy itself is
+# deploy/ha/nginx-fbsessiond.conf
+daemon off;
+worker_processes {workers};
+pid {directory}/nginx.pid;
+error_log {directory}/error.log warn;
+events {{
+    worker_connections 4096;
+}}
+http {{
+    access_log off;
+    client_body_temp_path {temporary}/body;
+    proxy_temp_path {temporary}/proxy;
+    fastcgi_temp_path {temporary}/fastcgi;
+    uwsgi_temp_path {temporary}/uwsgi;
+    scgi_temp_path {temporary}/scgi;
+    include {directory}/fbsessiond.conf;
+}}
+""")
+        self.process = processes.spawn(name, [
+            "nginx", "-e", os.path.join(directory, "error.log"), "-p", directory, "-c",
+            os.path.join(directory, "nginx.conf")], os.path.join(directory, "stdout.log"))
+        wait_until(lambda: chaos.request(self.url, "GET", "/readyz", timeout=2, record=False).status == 200, 30,
+                   f"nginx does not reach the instances ({name}/error.log)")
+
+
 class Fleet:
     """The emulator, the migrated database with one app, an API key and a webhook, the instances and nginx."""
 
@@ -127,8 +168,9 @@ class Fleet:
         self.count = instances
         self.services = []
         self.nginx = None
-        self.nginx_port = free_port()
-        self.url = f"http://127.0.0.1:{self.nginx_port}"
+        # nginx's address is the service's public URL (FBS_PUBLIC_URL), so it is chosen before anything starts.
+        self.public_port = free_port()
+        self.url = f"http://127.0.0.1:{self.public_port}"
         self.hooks = WebhookReceiver()
         self.keys = chaos.new_key("k1")  # notes the keyring in the transcript's ledger
         transcript.note("database password", database.passwords["fbsessiond"])
@@ -150,10 +192,11 @@ class Fleet:
             **{name: str(value) for name, value in self.settings.items()},
         }
 
-    def start(self):
+    def prepare(self):
+        """The emulator, migrations, the app, an API key (sessions, events) and a webhook to the receiver."""
         self.emulator = chaos.Emulator(self.binary, self.work, self.processes)
         # Migrations and the admin commands go past the pooler, as an operator's deploy step would.
-        self.admin(["migrate"], direct=True)
+        self.admin(["migrate"])
         secret = os.path.join(self.work, "app-secret")
         write(secret, chaos.DEMO_APP_SECRET + "\n", 0o600)
         self.admin(["app", "add", "--name", "ha", "--facebook-app-id", DEMO_APP_ID,
@@ -165,63 +208,48 @@ class Fleet:
                                         self.hooks.url]).strip().splitlines()[-1]
         transcript.note("webhook secret", self.hooks.secret)
         self.app_id = self.database.scalar("SELECT id FROM apps WHERE name = 'ha'")
-        for number in range(1, self.count + 1):
-            service = Service(self, f"fbsessiond-{number}", self.base_env())
-            self.services.append(service)
-            service.start()
-        self._start_nginx()
 
-    def admin(self, argv, direct=True):
-        """Runs `fbsessiond ARGV` to completion (with DATABASE_URL past the pooler when `direct`); its stdout."""
+    def add_service(self, name, **overrides):
+        """Starts one more `fbsessiond serve` with the common environment and `overrides` (None removes one)."""
+        env = self.base_env()
+        for variable, value in overrides.items():
+            if value is None:
+                env.pop(variable, None)
+            else:
+                env[variable] = str(value)
+        service = Service(self, name, env)
+        self.services.append(service)
+        service.start()
+        return service
+
+    def start(self):
+        """The HA test's fleet: `prepare()`, the instances, and nginx at the public URL in front of them."""
+        self.prepare()
+        for number in range(1, self.count + 1):
+            self.add_service(f"fbsessiond-{number}")
+        self.nginx = self.front(self.services, "nginx", port=self.public_port)
+
+    def front(self, services, name, port=None, workers=1):
+        """nginx in front of `services` (on `port` when given)."""
+        return Nginx(self.work, self.processes, name, services, workers, port)
+
+    def admin(self, argv):
+        """Runs `fbsessiond ARGV` to completion with DATABASE_URL past the pooler; returns its stdout."""
         import subprocess
         env = self.base_env()
-        if direct:
-            env["DATABASE_URL"] = env["FBS_DIRECT_DATABASE_URL"]
+        env["DATABASE_URL"] = env["FBS_DIRECT_DATABASE_URL"]
         result = subprocess.run([self.binary] + argv, env=env, cwd=ROOT, capture_output=True, text=True,
                                 timeout=120)
         if result.returncode != 0:
             raise HAError(f"fbsessiond {argv[0]} failed ({result.returncode}): {result.stderr[-800:]}")
         return result.stdout
 
-    def _start_nginx(self):
-        directory = os.path.join(self.work, "nginx")
-        temporary = os.path.join(directory, "tmp")
-        os.makedirs(temporary)
-        os.chmod(temporary, 0o777)  # nginx's workers run as nobody when the master is root
-        values = {"LISTEN_ADDRESS": f"127.0.0.1:{self.nginx_port}"}
-        for index, service in enumerate(self.services, 1):
-            values[f"INSTANCE_{index}"] = f"127.0.0.1:{service.port}"
-        write(os.path.join(directory, "fbsessiond.conf"), render("nginx-fbsessiond.conf", values))
-        write(os.path.join(directory, "nginx.conf"), f"""# tools/ha: the process settings; the proxy is deploy/ha/nginx-fbsessiond.conf
-daemon off;
-worker_processes 1;
-pid {directory}/nginx.pid;
-error_log {directory}/error.log warn;
-events {{
-    worker_connections 4096;
-}}
-http {{
-    access_log off;
-    client_body_temp_path {temporary}/body;
-    proxy_temp_path {temporary}/proxy;
-    fastcgi_temp_path {temporary}/fastcgi;
-    uwsgi_temp_path {temporary}/uwsgi;
-    scgi_temp_path {temporary}/scgi;
-    include {directory}/fbsessiond.conf;
-}}
-""")
-        self.nginx = self.processes.spawn("nginx", [
-            "nginx", "-e", os.path.join(directory, "error.log"), "-p", directory, "-c",
-            os.path.join(directory, "nginx.conf")], os.path.join(directory, "stdout.log"))
-        wait_until(lambda: chaos.request(self.url, "GET", "/readyz", timeout=2, record=False).status == 200, 30,
-                   "nginx does not reach the instances (nginx/error.log)")
-
     def service_logs(self):
         return [service.log for service in self.services]
 
     def close(self):
         if self.nginx is not None:
-            self.processes.stop(self.nginx)
+            self.processes.stop(self.nginx.process)
         for service in self.services:
             if service.process is not None:
                 self.processes.stop(service.process, grace=15)
