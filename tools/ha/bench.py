@@ -6,12 +6,14 @@ synchronous replication, HAProxy), with wrk and bench/'s scripts.
 
     tools/ha/bench [--quick]       (builds nothing: FBSESSIOND names a release binary, tools/ha/bench builds one)
 
-Five configurations, each a real `fbsessiond serve` (or nginx in front of some):
+Six configurations, each a real `fbsessiond serve` (or nginx in front of some):
   direct       DATABASE_URL through HAProxy to the primary, statements prepared by name (the default)
   unnamed      the same, FBS_DB_PREPARED_STATEMENTS=false (unnamed statements only)
   pgbouncer    DATABASE_URL through PgBouncer (transaction mode) and HAProxy, FBS_DB_PREPARED_STATEMENTS=false
   nginx-1      nginx in front of the pgbouncer instance alone
   nginx-3      nginx in front of the pgbouncer instance and two more like it
+  split-3      the same three instances without nginx: the load split between them by wrk itself (three wrk
+               processes at once, a third of the connections each)
 Every repetition runs each configuration once per route, in turn, so that the machine's noise falls on all of
 them alike; a ratio is the median of the per-repetition ratios. On a 2-core machine the three instances share
 the two cores with nginx, PostgreSQL twice, PgBouncer, HAProxy, Patroni, etcd, the emulator and wrk itself:
@@ -44,12 +46,42 @@ RATIOS = [
     ("status", "pgbouncer", "unnamed", "  of which the PgBouncer hop alone"),
     ("status", "nginx-3", "pgbouncer", "3 instances behind nginx / 1 instance"),
     ("status", "nginx-1", "pgbouncer", "  of which the nginx hop alone"),
+    ("status", "nginx-3", "nginx-1", "  3 instances / 1, both behind nginx"),
+    ("status", "split-3", "pgbouncer", "3 instances without nginx / 1 instance"),
     ("login", "pgbouncer", "direct", "through PgBouncer (transaction mode) / direct"),
     ("login", "unnamed", "direct", "  of which unnamed statements alone / direct"),
     ("login", "pgbouncer", "unnamed", "  of which the PgBouncer hop alone"),
     ("login", "nginx-3", "pgbouncer", "3 instances behind nginx / 1 instance"),
     ("login", "nginx-1", "pgbouncer", "  of which the nginx hop alone"),
+    ("login", "nginx-3", "nginx-1", "  3 instances / 1, both behind nginx"),
+    ("login", "split-3", "pgbouncer", "3 instances without nginx / 1 instance"),
 ]
+
+
+def wrk_split(urls, script, connections, seconds, env):
+    """wrk on each of `urls` at once, the connections shared out; the summed rate and errors."""
+    import threading
+    results = [None] * len(urls)
+
+    def one(index):
+        share = connections // len(urls) + (1 if index < connections % len(urls) else 0)
+        tagged = dict(env, BENCH_TAG=f"{env.get('BENCH_TAG')}-{index}")
+        results[index] = wrk(urls[index], script, share, seconds, tagged)
+    threads = [threading.Thread(target=one, args=(index,)) for index in range(len(urls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if any(result is None for result in results):
+        raise HAError("a wrk of a split run failed")
+    return {key: sum(result[key] for result in results) for key in ("rps", "errors_status", "timeouts")}
+
+
+def measure(target, script, connections, seconds, env):
+    """One wrk run against a URL, or a split run against a list of them."""
+    if isinstance(target, list):
+        return wrk_split(target, script, connections, seconds, env)
+    return wrk(target, script, connections, seconds, env)
 
 
 def wrk(url, script, connections, seconds, env):
@@ -93,6 +125,7 @@ def main():
         urls = {name: service.url for name, service in instances.items()}
         urls["nginx-1"] = fleet.front([instances["pgbouncer"]], "nginx-1", workers=2).url
         urls["nginx-3"] = fleet.front([instances["pgbouncer"]] + more, "nginx-3", workers=2).url
+        urls["split-3"] = [instances["pgbouncer"].url] + [service.url for service in more]
         key = fleet.api_key
         tokens = os.path.join(work, "tokens")
         subprocess.run([sys.executable, os.path.join(ROOT, "bench", "tools.py"), "tokens", fleet.emulator.url,
@@ -109,16 +142,16 @@ def main():
 
         status_env = {"BENCH_KEY": key, "BENCH_PATH": "/v1/sessions/{id}", "BENCH_IDS": str(SESSIONS)}
         for url in urls.values():  # warm-up: every instance's pool and caches
-            wrk(url, "get.lua", STATUS_CONNECTIONS, 1, status_env)
+            measure(url, "get.lua", STATUS_CONNECTIONS, 1, status_env)
         figures = {(route, name): [] for route in ("status", "login") for name in urls}
         errors = {name: 0 for name in urls}
         for repetition in range(repetitions):
             for name, url in urls.items():
-                result = wrk(url, "get.lua", STATUS_CONNECTIONS, seconds, status_env)
+                result = measure(url, "get.lua", STATUS_CONNECTIONS, seconds, status_env)
                 figures[("status", name)].append(result["rps"])
                 errors[name] += int(result["errors_status"] + result["timeouts"])
             for name, url in urls.items():
-                result = wrk(url, "login.lua", LOGIN_CONNECTIONS, seconds, {
+                result = measure(url, "login.lua", LOGIN_CONNECTIONS, seconds, {
                     "BENCH_KEY": key, "BENCH_TOKENS": tokens, "BENCH_THREADS": "2",
                     "BENCH_TAG": f"{name}-{repetition}"})
                 figures[("login", name)].append(result["rps"])
