@@ -176,8 +176,12 @@ class Fleet:
         transcript.note("database password", database.passwords["fbsessiond"])
 
     def base_env(self):
-        """The environment of every instance and admin command (the same for all, as the operator's env file)."""
+        """The environment of every instance and admin command (the same for all, as the operator's env file),
+        plus the sanitizers' settings of this run (.ci/run sends every ASan/LSan report to a folder it checks)."""
+        sanitizers = {name: value for name, value in os.environ.items()
+                      if name.split("_", 1)[0] in ("ASAN", "LSAN", "UBSAN", "TSAN")}
         return {
+            **sanitizers,
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "DATABASE_URL": self.database.url("pgbouncer"),
             "FBS_DIRECT_DATABASE_URL": self.database.url("haproxy"),
