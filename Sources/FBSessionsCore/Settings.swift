@@ -71,8 +71,14 @@ public struct Settings: Sendable {
     /// Every variable read, with its default, for `--help` and `deploy/fbsessiond.env.example`.
     public static let documented: [(name: String, defaultValue: String, meaning: String)] = [
         ("DATABASE_URL", "", "libpq connection string or URI (unset: `fbsessiond run` starts a private cluster)"),
-        ("FBS_DIRECT_DATABASE_URL", "", "a connection past any pooler, for LISTEN, migrations and session locks (unset: DATABASE_URL)"),
-        ("FBS_DB_PREPARED_STATEMENTS", "", "false behind a transaction-mode pooler such as PgBouncer before 1.21 (unset: automatic)"),
+        (
+            "FBS_DIRECT_DATABASE_URL", "",
+            "a connection past any pooler, for LISTEN, migrations and session locks (unset: DATABASE_URL)"
+        ),
+        (
+            "FBS_DB_PREPARED_STATEMENTS", "",
+            "false behind a transaction-mode pooler such as PgBouncer before 1.21 (unset: automatic)"
+        ),
         ("FBS_LISTEN", "127.0.0.1:8080", "address:port to listen on"),
         ("FBS_GRAPH_URL", "https://graph.facebook.com", "Graph API base URL, no version"),
         ("FBS_DIALOG_URL", "https://www.facebook.com", "login dialog base URL"),

@@ -83,7 +83,8 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
         self.maxInFlight = max(1, maxInFlight)
         self.maxQueued = max(1, maxQueued)
         let configuration = database.pool.configuration
-        self.readTimeout = readTimeout ?? configuration.connectionOptions.callTimeout.map { configuration.acquireTimeout + $0 }
+        self.readTimeout =
+            readTimeout ?? configuration.connectionOptions.callTimeout.map { configuration.acquireTimeout + $0 }
         self.fetch = fetch
     }
 

@@ -144,7 +144,8 @@ extension PostgresListener {
         /// The settings without the connection string.
         public var description: String {
             "PostgresListener.Configuration(channels: \(channels), applicationName: \(applicationName ?? "default"), "
-                + "connectTimeout: \(connectTimeout), keepaliveInterval: \(keepaliveInterval), pingTimeout: \(pingTimeout), "
+                + "connectTimeout: \(connectTimeout), keepaliveInterval: \(keepaliveInterval), "
+                + "pingTimeout: \(pingTimeout), "
                 + "reconnectDelay: \(initialReconnectDelay)...\(maxReconnectDelay))"
         }
     }

@@ -112,7 +112,8 @@ enum ServiceHost {
             settings: settings, logger: runtime.logger)
         return RunningService(
             runtime: runtime, server: server, eventWaiters: eventWaiters, notifications: notifications,
-            webhooks: webhooks, sweeping: sweeping, closers: [graph.shutdown, webhookClient.shutdown, pictureFetcher.shutdown])
+            webhooks: webhooks, sweeping: sweeping,
+            closers: [graph.shutdown, webhookClient.shutdown, pictureFetcher.shutdown])
     }
 }
 

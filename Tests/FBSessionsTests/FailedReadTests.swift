@@ -72,7 +72,8 @@ struct FailedReadTests {
         harness.emulator.resetCounters()
         let flaky = FlakySessionStore(harness.store, failing: [.sessionWithToken])
         let service = SessionService(
-            store: flaky, graph: harness.graph, apps: PostgresAppStore(database: Database(pool: harness.pool), keyring: harness.keyring),
+            store: flaky, graph: harness.graph,
+            apps: PostgresAppStore(database: Database(pool: harness.pool), keyring: harness.keyring),
             policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
         // Before, the failure read as "no token": the session closed and the answer claimed the revocation done.
         await #expect(throws: ServiceError.databaseUnavailable) {
