@@ -5,6 +5,11 @@
 
 # The Debian packages the build and the tests need (pgbouncer: the tests behind a transaction-mode pooler).
 FBS_PACKAGES=(libmicrohttpd-dev libcurl4-openssl-dev libpq-dev libssl-dev pkg-config postgresql-15 pgbouncer)
+# The HA check's (tools/ha/run): etcd, Patroni with its etcd client, HAProxy, PgBouncer, nginx. Debian may start
+# some of them as services on install (nginx on :80, etcd on :2379, PgBouncer on :6432): the check starts its own
+# processes on free ports with its own files and never talks to those.
+# shellcheck disable=SC2034 # used by .ci/run and scripts/test-system
+FBS_HA_PACKAGES=(etcd-server patroni python3-etcd haproxy pgbouncer nginx)
 
 fbs_say() { printf '==> %s\n' "$*" >&2; }
 fbs_die() {

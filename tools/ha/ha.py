@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""The HA test (docs/high-availability.md): fbsessiond through a PostgreSQL failover, behind PgBouncer in
+transaction mode, with nothing lost.
+
+    tools/ha/run [--all | --only NAME,...] [--keep]      (FBSESSIOND names the binary: .build/debug/fbsessiond)
+
+Stands up, on 127.0.0.1 with free ports under a temporary folder, from Debian packages and deploy/ha's files:
+etcd, two PostgreSQL 15 nodes under Patroni (synchronous mode), HAProxy on Patroni's /primary, PgBouncer in
+transaction mode, the Graph emulator, three `fbsessiond serve` behind nginx, and a webhook receiver. Under steady
+load it runs the scenarios (CI: `freeze` alone; --all: switchover, kill9, node-loss, freeze), checks each one and
+prints a table. Every process it starts is stopped by its pid, also on failure, SIGINT or SIGTERM. Exits non-zero
+when any check failed.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import fleet as fleetlib  # noqa: E402  (puts tools/chaos and tools/secrets on sys.path)
+import checks  # noqa: E402
+import scenarios  # noqa: E402
+import transcript  # noqa: E402
+import verify  # noqa: E402
+from cluster import PG_BIN, Database  # noqa: E402
+from load import POLL_WAIT, Load  # noqa: E402
+from processes import DEPLOY, ROOT, HAError, Processes, wait_until  # noqa: E402
+
+CI_SCENARIO = "freeze"
+TOOLS = {"etcd": "etcd-server", "patroni": "patroni", "haproxy": "haproxy", "pgbouncer": "pgbouncer",
+         "nginx": "nginx"}
+# The service's database deadlines in this test (seconds). A request waits at most ACQUIRE for a pool
+# connection, and a statement at most STATEMENT plus the client-side MARGIN (PostgresConnection.Options'
+# deadlineMargin) before the client cancels it and answers 503.
+ACQUIRE = 2
+STATEMENT = 3
+MARGIN = 0.5
+
+
+def patroni_ttl():
+    """The leader key's ttl in deploy/ha/patroni.yml (the bound on a failover's length)."""
+    with open(os.path.join(DEPLOY, "patroni.yml")) as handle:
+        found = re.search(r"^\s+ttl:\s*(\d+)\s*$", handle.read(), re.MULTILINE)
+    if not found:
+        raise HAError("deploy/ha/patroni.yml has no bootstrap.dcs.ttl")
+    return int(found.group(1))
+
+
+class Harness:
+    """Everything one run starts, and the helpers the scenarios share."""
+
+    def __init__(self, binary, keep, log_level=None):
+        self.keep = keep
+        self.log_level = log_level
+        self.work = tempfile.mkdtemp(prefix="fbs-ha.")
+        os.chmod(self.work, 0o755)  # the postgres OS user reaches its folders inside
+        self.part = transcript.part("ha")
+        fleetlib.chaos.responses = transcript.ResponseFile(self.part)
+        self.processes = Processes(self.work)
+        self.ttl = patroni_ttl()
+        request = ACQUIRE + STATEMENT + MARGIN
+        self.bounds = {"*": request, "events": POLL_WAIT + request}
+        self.bounds_text = (f"a request's timeout is {request:g} s = FBS_DB_ACQUIRE_TIMEOUT {ACQUIRE} + "
+                            f"FBS_STATEMENT_TIMEOUT {STATEMENT} + the {MARGIN:g} s client margin, a long poll's "
+                            f"{POLL_WAIT} s more; none may take over its timeout + 1 s")
+        self.database = Database(self.work, self.processes)
+        self.fleet = None
+        self.load = None
+        self.binary = binary
+
+    def start(self):
+        started = time.monotonic()
+        self.database.start()
+        print(f"   database: etcd, 2 Patroni nodes (leader {self.database.leader().name}), HAProxy, PgBouncer "
+              f"in {time.monotonic() - started:.0f} s", flush=True)
+        settings = {"FBS_DB_ACQUIRE_TIMEOUT": ACQUIRE, "FBS_STATEMENT_TIMEOUT": STATEMENT}
+        if self.log_level:
+            settings["FBS_LOG_LEVEL"] = self.log_level
+        self.fleet = fleetlib.Fleet(self.work, self.processes, self.binary, self.database, settings)
+        self.fleet.start()
+        self.load = Load(self.fleet)
+        self.load.start()
+        print(f"   service: emulator, {len(self.fleet.services)} instances behind nginx, webhook receiver; ready "
+              f"after {time.monotonic() - started:.0f} s", flush=True)
+
+    def login_works(self):
+        """True once a login sent after the last fault was acknowledged (the load keeps sending them)."""
+        marker = getattr(self, "fault_mark", 0.0)
+        with self.load.ledger.lock:
+            return any(entry["route"] == "login" and entry["at"] > marker and verify.answered_ok(entry)
+                       for entry in reversed(self.load.ledger.entries[-400:]))
+
+    def settle(self, timeout=60):
+        """Waits until the feed and the webhook have every committed event (or `timeout` passes); says how long
+        that took, or what was still missing."""
+        started = time.monotonic()
+        missing = {}
+
+        def caught_up():
+            committed = {row[0] for row in self.database.psql(
+                f"SELECT id FROM events WHERE app_id = '{self.fleet.app_id}'")}
+            missing["feed"] = len(committed - set(self.load.feed_ids()))
+            missing["webhook"] = len(committed - set(self.fleet.hooks.received()))
+            return not missing["feed"] and not missing["webhook"]
+        try:
+            wait_until(caught_up, timeout, "", interval=0.5)
+            print(f"   feed and webhook caught up {time.monotonic() - started:.1f} s after the load stopped",
+                  flush=True)
+        except HAError:
+            print(f"   after {timeout} s the feed still lacks {missing.get('feed')} events and the webhook "
+                  f"{missing.get('webhook')}", flush=True)
+
+    def close(self):
+        if self.load is not None:
+            self.load.close(timeout=10)
+        if self.part is not None and self.fleet is not None:
+            try:
+                transcript.pg_dump(self.part, PG_BIN, self.database.url("haproxy"))
+            except Exception:  # noqa: BLE001 - a dump that fails leaves the scan with less, not the run broken
+                pass
+        if self.fleet is not None:
+            self.fleet.close()
+        self.database.stop()
+        self.processes.stop_all()
+        if self.part is not None:
+            logs = ([service.log for service in self.fleet.services] if self.fleet else []) + \
+                   [node.log for node in self.database.nodes] + \
+                   [os.path.join(self.work, "pgbouncer", "pgbouncer.log")]
+            transcript.keep_files(self.part, logs)
+        if self.keep and self.load is not None:
+            # Every request's outcome, for reading a failure afterwards (no key, token or body in it).
+            import json
+            with open(os.path.join(self.work, "ledger.jsonl"), "w") as handle:
+                for entry in self.load.ledger.entries:
+                    handle.write(json.dumps(entry) + "\n")
+        if self.keep:
+            print(f"   (kept {self.work})")
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--all", action="store_true", help="every scenario: " + ", ".join(scenarios.NAMES))
+    parser.add_argument("--only", default="", help="comma-separated scenarios, in the order given")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (logs, ledger.jsonl; it holds "
+                                                            "test secrets)")
+    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
+                        help="the instances' FBS_LOG_LEVEL (default info; debug with the secrets transcript)")
+    options = parser.parse_args()
+    binary = os.path.abspath(os.environ.get("FBSESSIOND", os.path.join(ROOT, ".build/debug/fbsessiond")))
+    if not os.access(binary, os.X_OK):
+        sys.exit(f"error: no fbsessiond binary at {binary} (build first, or set FBSESSIOND)")
+    missing = [package for tool, package in TOOLS.items() if not shutil.which(tool)]
+    if missing:
+        sys.exit(f"error: missing Debian packages: {' '.join(missing)}")
+    wanted = scenarios.NAMES if options.all else [n for n in options.only.split(",") if n] or [CI_SCENARIO]
+    unknown = [name for name in wanted if name not in scenarios.NAMES]
+    if unknown:
+        sys.exit(f"error: unknown scenario(s) {', '.join(unknown)}; known: {', '.join(scenarios.NAMES)}")
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    started = time.monotonic()
+    print(f"ha: {', '.join(wanted)} with {binary}", flush=True)
+    harness = None
+    rows = []
+    try:
+        harness = Harness(binary, options.keep, options.log_level)
+        harness.start()
+        since = time.monotonic()
+        for name in wanted:
+            print(f"== {name}", flush=True)
+            began = time.monotonic()
+            row, since = scenarios.run(harness, name, dict(scenarios.SCENARIOS)[name], since)
+            rows.append(row)
+            print(f"   {name} took {time.monotonic() - began:.0f} s", flush=True)
+    except Exception as error:  # a crashed run is a failed run, with its reason
+        traceback.print_exc(limit=4)
+        checks.verdict("ha/ran", False, f"{type(error).__name__}: {error}")
+    finally:
+        if harness is not None:
+            harness.close()
+    if rows:
+        print(verify.table(rows, harness.bounds_text if harness else ""), flush=True)
+    failed = [line for _, ok, line in checks.RESULTS if not ok]
+    print(f"ha: {len(checks.RESULTS) - len(failed)} checks passed, {len(failed)} failed in "
+          f"{time.monotonic() - started:.0f} s", flush=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
