@@ -122,10 +122,13 @@ def generated_shapes(client_dir):
     models = {path.stem for path in (client_dir / "fbsessiond_client" / "models").glob("*.py")}
     duplicated = sorted(name for name in models if re.search(r"_type_\d", name))
     assert not duplicated, f"enum or object classes generated more than once: {duplicated}"
-    for name in ("closed_reason", "action_required", "auth_type", "access_token_login", "code_login"):
+    for name in (
+        "closed_reason", "action_required", "auth_type", "access_token_login", "code_login",
+        "authentication_token_login",
+    ):
         assert name in models, f"no model {name}: {sorted(models)}"
     source = (client_dir / "fbsessiond_client" / "api" / "sessions" / "create_session.py").read_text()
-    assert "body: AccessTokenLogin | CodeLogin" in source, "the login body is not typed"
+    assert "body: AccessTokenLogin | AuthenticationTokenLogin | CodeLogin" in source, "the login body is not typed"
 
 
 class Flow:
