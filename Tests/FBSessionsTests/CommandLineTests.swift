@@ -29,7 +29,7 @@ import TestSupport
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         process.currentDirectoryURL = root
-        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
+        process.environment = ["PATH": "/usr/bin:/bin"].merging(SanitizerEnvironment.passedOn) { $1 }.merging(environment) { $1 }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output

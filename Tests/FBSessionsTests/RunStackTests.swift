@@ -16,7 +16,7 @@ import TestSupport
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         process.currentDirectoryURL = directory
-        process.environment = ["PATH": "/usr/bin:/bin"].merging(extra) { $1 }
+        process.environment = ["PATH": "/usr/bin:/bin"].merging(SanitizerEnvironment.passedOn) { $1 }.merging(extra) { $1 }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
