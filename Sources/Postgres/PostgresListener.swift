@@ -46,7 +46,7 @@ public final class PostgresListener: Sendable {
     ///     (`[a-z_][a-z0-9_]*`, at most 63 bytes); anything else is a programming error and stops the process.
     ///   - onSignal: Called on the listener's thread for each notification and connection change.
     public init(configuration: Configuration, onSignal: @escaping @Sendable (Signal) -> Void) {
-        for channel in configuration.channels {
+        for channel in configuration.channels + [configuration.fenceChannel].compactMap({ $0 }) {
             precondition(Self.isValidChannel(channel), "PostgresListener: invalid channel name \(channel)")
         }
         self.configuration = configuration
@@ -74,6 +74,22 @@ public final class PostgresListener: Sendable {
         loop.isListening
     }
 
+    /// Sends `NOTIFY <fenceChannel>, '<token>'` on the listener's own connection, from its thread, as soon as it
+    /// can; the notification then comes back through the callback like any other. Because PostgreSQL hands a
+    /// listener the notifications of committed transactions in commit order, by the time the fence comes back
+    /// every notification of a transaction that committed before the fence was sent has been handed out
+    /// (docs/caching.md, "The fence"). A request made while another is waiting to be sent replaces it; one made
+    /// while the connection is down is sent once it is back. Needs ``Configuration/fenceChannel``.
+    ///
+    /// - Parameter token: Decimal digits, at most 20 (a programming error otherwise).
+    public func sendFence(_ token: String) {
+        precondition(configuration.fenceChannel != nil, "PostgresListener: sendFence needs a fence channel")
+        precondition(
+            (1...20).contains(token.utf8.count) && token.utf8.allSatisfy { (48...57).contains($0) },
+            "PostgresListener: a fence token is decimal digits")
+        loop.requestFence(token)
+    }
+
     /// Whether `name` is a channel name this listener accepts.
     static func isValidChannel(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
@@ -91,6 +107,10 @@ extension PostgresListener {
         public var connectionString: String
         /// The channels to `LISTEN` on.
         public var channels: [String]
+        /// A channel of this listener's own for ``PostgresListener/sendFence(_:)``, listened to like the others;
+        /// with one, the connection also runs with `synchronous_commit = off` (a fence needs no durability, and
+        /// must not wait for a disk flush). Default none.
+        public var fenceChannel: String?
         /// `application_name` of the connection, to find it in `pg_stat_activity`. Default
         /// `fbsessiond-listener`.
         public var applicationName: String?
@@ -143,7 +163,8 @@ extension PostgresListener {
 
         /// The settings without the connection string.
         public var description: String {
-            "PostgresListener.Configuration(channels: \(channels), applicationName: \(applicationName ?? "default"), "
+            "PostgresListener.Configuration(channels: \(channels), fenceChannel: \(fenceChannel ?? "none"), "
+                + "applicationName: \(applicationName ?? "default"), "
                 + "connectTimeout: \(connectTimeout), keepaliveInterval: \(keepaliveInterval), "
                 + "pingTimeout: \(pingTimeout), "
                 + "reconnectDelay: \(initialReconnectDelay)...\(maxReconnectDelay))"

@@ -14,6 +14,8 @@ final class PostgresListenerLoop: @unchecked Sendable {
         var stopping = false
         var listening = false
         var thread: Thread?
+        /// A fence token waiting to be sent (``PostgresListener/sendFence(_:)``).
+        var fence: String?
     }
 
     private let configuration: PostgresListener.Configuration
@@ -92,6 +94,14 @@ final class PostgresListenerLoop: @unchecked Sendable {
         ended.wait()
     }
 
+    func requestFence(_ token: String) {
+        state.withLock { $0.fence = token }
+        if wakeWrite >= 0 {
+            var byte: UInt8 = 2
+            _ = write(wakeWrite, &byte, 1)
+        }
+    }
+
     private var isStopping: Bool {
         state.withLock { $0.stopping }
     }
@@ -138,6 +148,11 @@ final class PostgresListenerLoop: @unchecked Sendable {
                 // no parameters.
                 try connection.simpleQuery(unsafeSQL: "LISTEN \"\(channel)\"")
             }
+            if let fence = configuration.fenceChannel {
+                // Checked like the channels; see `fenceChannel` for the commit setting.
+                try connection.simpleQuery(unsafeSQL: "LISTEN \"\(fence)\"")
+                try connection.simpleQuery(unsafeSQL: "SET synchronous_commit = off")
+            }
             return connection
         } catch {
             return nil
@@ -153,6 +168,21 @@ final class PostgresListenerLoop: @unchecked Sendable {
         var quietSince = ContinuousClock.now
         drain(handle)  // Anything that arrived with the LISTEN answers.
         while !isStopping {
+            if let fence = configuration.fenceChannel, let token = state.withLock({ state in
+                defer { state.fence = nil }
+                return state.fence
+            }) {
+                // Bounded like a ping. The token is digits (PostgresListener.sendFence) and the channel was checked.
+                guard (try? connection.simpleQuery(unsafeSQL: "SELECT pg_notify('\(fence)', '\(token)')")) != nil,
+                    connection.isUsable
+                else {
+                    state.withLock { $0.fence = $0.fence ?? token }  // Sent again on the next connection.
+                    return
+                }
+                drain(handle)
+                quietSince = ContinuousClock.now
+                continue
+            }
             let quietFor = ContinuousClock.now - quietSince
             if quietFor >= keepalive {
                 // Bounded by the connection's deadline (pingTimeout): a frozen server ends the wait too.
@@ -164,7 +194,7 @@ final class PostgresListenerLoop: @unchecked Sendable {
             switch wait(for: socket, timeout: keepalive - quietFor) {
             case .stop:
                 return
-            case .timeout:
+            case .timeout, .woken:
                 continue
             case .readable:
                 guard PQconsumeInput(handle) != 0 else { return }
@@ -186,7 +216,7 @@ final class PostgresListenerLoop: @unchecked Sendable {
     }
 
     private enum WaitResult {
-        case readable, timeout, stop
+        case readable, timeout, stop, woken
     }
 
     /// Blocks in `poll()` until `socket` (if any) is readable, the wake pipe is written, or `timeout` passes.
@@ -210,6 +240,11 @@ final class PostgresListenerLoop: @unchecked Sendable {
         }
         if let last = descriptors.last, socket != nil, last.revents != 0 {
             return .readable  // Data, or POLLHUP/POLLERR: PQconsumeInput then finds out which.
+        }
+        if wakeable, descriptors[0].revents != 0 {
+            var bytes = [UInt8](repeating: 0, count: 64)
+            while read(wakeRead, &bytes, bytes.count) > 0 {}  // Non-blocking: empties the pipe.
+            return .woken
         }
         return .timeout
     }

@@ -1,7 +1,9 @@
 import Crypto
 import FBSessionsCore
+import FBSessionsStorage
 import Foundation
 import GraphEmulator
+import Postgres
 import Testing
 import TestSupport
 
@@ -271,6 +273,34 @@ import TestSupport
             reason: nil)
         let fresh = try await harness.nonce(owner: "o1")
         #expect(try await harness.login(owner: "o1", token: try harness.mint(user.id, nonce: fresh)).status == 201)
+    }
+
+    @Test func expiredNoncesAreDeletedAnHourAfterExpiryByTheNonceRouteAndTheSweep() async throws {
+        let harness = try await LimitedLoginHarness()
+        defer { harness.stop() }
+        let user = try harness.user()
+        let nonces: PostgresQuery = "SELECT count(*)::int AS n FROM login_nonces"
+        _ = try await harness.nonce(owner: "o1")
+        _ = try await harness.nonce(owner: "o2")
+        #expect(try await harness.count("WITH t AS (UPDATE login_nonces SET expires_at = now() - interval '2 hours' RETURNING 1) SELECT count(*)::int AS n FROM t") == 2)
+        _ = try await harness.nonce(owner: "o3")  // Each new nonce deletes some long-expired ones.
+        #expect(try await harness.count(nonces) == 1)
+
+        #expect(try await harness.count("WITH t AS (UPDATE login_nonces SET expires_at = now() - interval '2 hours' RETURNING 1) SELECT count(*)::int AS n FROM t") == 1)
+        let store = PostgresSessionStore(database: harness.database, keyring: harness.base.keyring)
+        #expect(try await store.pruneLoginNonces(limit: 1000) == 1, "the sweep deletes what expired over an hour ago")
+        #expect(try await harness.count(nonces) == 0)
+
+        // Expired for less than an hour: kept, so that a late use is still answered nonce_expired.
+        let late = try await harness.nonce(owner: "o4")
+        _ = try await harness.count("WITH t AS (UPDATE login_nonces SET expires_at = now() - interval '30 minutes' RETURNING 1) SELECT count(*)::int AS n FROM t")
+        let fresh = try await harness.nonce(owner: "o4")
+        #expect(try await store.pruneLoginNonces(limit: 1000) == 0)
+        #expect(try await harness.count(nonces) == 2)
+        try await Self.refused(
+            harness, owner: "o4", token: try harness.mint(user.id, nonce: late), status: 400, code: "nonce_expired",
+            reason: nil)
+        #expect(try await harness.login(owner: "o4", token: try harness.mint(user.id, nonce: fresh)).status == 201)
     }
 
     @Test func theNonceRouteChecksItsBody() async throws {

@@ -1,0 +1,292 @@
+import Crypto
+import Dispatch
+import FBSessionsCore
+import Foundation
+import Postgres
+
+/// Sessions and API-key liveness kept in memory, exact across instances (docs/caching.md, "Exact caches across
+/// instances"): no answer from it is ever made false by a change that committed before the request arrived, on
+/// any instance, whatever writes it (the service, the CLI, an operator's SQL).
+///
+/// Not wired into the request path yet (docs/caching.md, "Next: exact caches"): this is the mechanism, with its
+/// state machines tested on their own.
+///
+/// - **Invalidation.** Triggers announce every change to `sessions`, `owners` and `api_keys` on `fbs_changes`, in
+///   the transaction that makes it (the planned migration in docs/caching.md). The event listener's connection (past any pooler) hands each
+///   announcement to ``handle(_:)``, which drops the entries it names.
+/// - **The fence.** Before answering, a request waits for a fence: a `NOTIFY` on this instance's own channel, sent
+///   on the listener's connection after the request arrived. PostgreSQL hands a listener notifications in commit
+///   order, so when the fence comes back every announcement of a change committed before the request arrived has
+///   been handled. One fence answers every request waiting when it was sent (``FenceQueue``).
+/// - **Fills.** A read from the database fills the cache only if no announcement of that entry was handled since
+///   the read began and the listener was current and stayed connected (``InvalidationLog``).
+/// - **Not current, nothing served.** Until a fence has come back on the listener's connection, after the
+///   connection is lost, and after a fence times out, every request reads the database; a lost connection also
+///   empties the cache.
+///
+/// Memory: the entries' estimated bytes stay within the capacity (`FBS_CACHE_BYTES`), evicted by CLOCK
+/// (``ClockCache``).
+///
+/// Thread safety: one lock guards the entries, the log and the fences; waiters are resumed outside it. The
+/// listener's callback (``handle(_:)``) runs on the listener's thread.
+public final class ExactCache: @unchecked Sendable {
+    /// Counters, for `/metrics` and tests.
+    public struct Statistics: Sendable, Equatable {
+        public var hits = 0
+        public var misses = 0
+        /// Reads from the database whose answer was not kept because an announcement came in meanwhile (or the
+        /// listener was not current).
+        public var refusedFills = 0
+        public var fencesSent = 0
+        /// Requests answered without the cache because their fence was lost or timed out, or the listener was
+        /// not current.
+        public var bypassed = 0
+        public var invalidations = 0
+        public var entries = 0
+        public var bytes = 0
+    }
+
+    /// The channel the triggers announce changes on.
+    public static let changeChannel = "fbs_changes"
+
+    /// This instance's fence channel (random, so that other instances never receive its fences).
+    public let fenceChannel: String
+    private let fenceTimeout: Duration
+    private let lock = NSLock()
+    private var entries: ClockCache<String, Entry>
+    private var log = InvalidationLog()
+    private var fences = FenceQueue()
+    private var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+    private var lastWaiterID: UInt64 = 0
+    private var statistics = Statistics()
+    private var sendFence: (@Sendable (String) -> Void)?
+
+    private enum Entry {
+        case session(Session)
+        case liveKey
+    }
+
+    /// Creates an empty cache; it serves nothing until ``attach(sendFence:)`` and a fence that came back.
+    ///
+    /// - Parameters:
+    ///   - capacity: The most bytes its entries may take (estimated), more than 0.
+    ///   - fenceTimeout: How long a fence may take before the requests waiting for it read the database instead.
+    public init(capacity: Int, fenceTimeout: Duration = .milliseconds(500)) {
+        entries = ClockCache(capacity: capacity)
+        self.fenceTimeout = fenceTimeout
+        fenceChannel = "fbs_fence_" + Hex.encode(SecureRandom.bytes(8))
+    }
+
+    /// Connects the cache to the listener that sends its fences (``PostgresListener/sendFence(_:)``).
+    public func attach(sendFence: @escaping @Sendable (String) -> Void) {
+        let effects = lock.withLock {
+            self.sendFence = sendFence
+            return fences.probe()
+        }
+        apply(effects)
+    }
+
+    public var currentStatistics: Statistics {
+        lock.withLock {
+            var copy = statistics
+            copy.entries = entries.count
+            copy.bytes = entries.bytes
+            return copy
+        }
+    }
+
+    // MARK: The listener's side
+
+    /// Handles a signal of the listener whose channels include ``changeChannel`` and ``fenceChannel``.
+    public func handle(_ signal: PostgresListener.Signal) {
+        switch signal {
+        case .notification(let channel, let payload) where channel == Self.changeChannel:
+            invalidate(payload)
+        case .notification(let channel, let payload) where channel == fenceChannel:
+            guard let token = UInt64(payload) else { return }
+            let effects = lock.withLock { () -> FenceQueue.Effects in
+                let (expected, effects) = fences.returned(token)
+                if expected { log.fenceReturned() }
+                return effects
+            }
+            apply(effects)
+        case .notification:
+            return
+        case .disconnected:
+            let effects = lock.withLock { () -> FenceQueue.Effects in
+                log.breakStream(connectionLost: true)
+                entries.removeAll()
+                return fences.lost()
+            }
+            apply(effects)
+        case .reconnected:
+            let effects = lock.withLock { fences.probe() }
+            apply(effects)
+        }
+    }
+
+    /// Drops what an announcement names (`*`: everything).
+    func invalidate(_ payload: String) {
+        lock.withLock {
+            statistics.invalidations += 1
+            for token in payload.split(separator: ",") {
+                if token == "*" {
+                    log.breakStream(connectionLost: false)
+                    entries.removeAll()
+                    return
+                }
+                let key = String(token)
+                log.announce(key)
+                entries.remove(key)
+            }
+        }
+    }
+
+    // MARK: The request's side
+
+    /// Waits until every change committed before this call has been handled. False when that cannot be known
+    /// in time (the listener is not current, its connection was lost, or the fence timed out): the caller must
+    /// then read the database.
+    public func fence() async -> Bool {
+        await withCheckedContinuation { continuation in
+            enum Start {
+                case bypass(FenceQueue.Effects)
+                case wait(FenceQueue.Effects)
+            }
+            let start = lock.withLock { () -> Start in
+                guard sendFence != nil else {
+                    statistics.bypassed += 1
+                    return .bypass(FenceQueue.Effects())
+                }
+                guard log.current else {
+                    statistics.bypassed += 1
+                    return .bypass(fences.probe())  // To become current; nobody waits for it.
+                }
+                lastWaiterID += 1
+                waiters[lastWaiterID] = continuation
+                return .wait(fences.join(lastWaiterID))
+            }
+            switch start {
+            case .bypass(let effects):
+                continuation.resume(returning: false)
+                apply(effects)
+            case .wait(let effects):
+                apply(effects)
+            }
+        }
+    }
+
+    /// Where a read from the database begins; pass it to the fills of what it read.
+    func mark() -> InvalidationLog.Mark {
+        lock.withLock { log.mark() }
+    }
+
+    /// The cached session, if any (call after ``fence()`` returned true).
+    public func session(id: String, appID: String) -> Session? {
+        lock.withLock {
+            guard case .session(let session) = entries.value(for: "s" + id), session.appID == appID else {
+                statistics.misses += 1
+                return nil
+            }
+            statistics.hits += 1
+            return session
+        }
+    }
+
+    /// Whether the key is known to be live (call after ``fence()`` returned true).
+    public func isLiveKey(_ keyID: String) -> Bool {
+        lock.withLock {
+            guard case .liveKey = entries.value(for: "k" + keyID) else { return false }
+            return true
+        }
+    }
+
+    /// Keeps a session read from the database, unless something about it was announced since `mark`.
+    func fill(_ session: Session, since mark: InvalidationLog.Mark) {
+        let key = "s" + session.id
+        let bytes = Self.estimatedBytes(of: session)
+        lock.withLock {
+            guard log.mayFill(key, since: mark) else {
+                statistics.refusedFills += 1
+                return
+            }
+            entries.set(.session(session), for: key, bytes: bytes)
+        }
+    }
+
+    /// Remembers that the database found the key live, unless something about it was announced since `mark`.
+    func fillLiveKey(_ keyID: String, since mark: InvalidationLog.Mark) {
+        let key = "k" + keyID
+        lock.withLock {
+            guard log.mayFill(key, since: mark) else {
+                statistics.refusedFills += 1
+                return
+            }
+            entries.set(.liveKey, for: key, bytes: 64 + key.utf8.count)
+        }
+    }
+
+    // MARK: Fences
+
+    private func apply(_ effects: FenceQueue.Effects) {
+        var resumed: [(CheckedContinuation<Bool, Never>, Bool)] = []
+        var sender: (@Sendable (String) -> Void)?
+        lock.withLock {
+            for id in effects.passed {
+                if let continuation = waiters.removeValue(forKey: id) { resumed.append((continuation, true)) }
+            }
+            for id in effects.failed {
+                if let continuation = waiters.removeValue(forKey: id) { resumed.append((continuation, false)) }
+            }
+            statistics.bypassed += effects.failed.count
+            if effects.send != nil {
+                statistics.fencesSent += 1
+                sender = sendFence
+            }
+        }
+        if let token = effects.send, let sender {
+            sender(String(token))
+            scheduleTimeout(for: token)
+        }
+        for (continuation, passed) in resumed {
+            continuation.resume(returning: passed)
+        }
+    }
+
+    private func scheduleTimeout(for token: UInt64) {
+        let nanoseconds = max(1, fenceTimeout.nanoseconds)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) { [weak self] in
+            guard let self else { return }
+            let effects = lock.withLock { () -> FenceQueue.Effects in
+                guard fences.inFlight == token else { return FenceQueue.Effects() }
+                log.fenceTimedOut()
+                return fences.lost(token)
+            }
+            apply(effects)
+        }
+    }
+
+    /// A generous estimate of what a session takes in memory: its strings and arrays, and a fixed part for the
+    /// rest (the struct, the dictionary slot, the key).
+    static func estimatedBytes(of session: Session) -> Int {
+        var bytes = 640 + session.id.utf8.count * 2 + session.appID.utf8.count + session.owner.utf8.count
+            + session.facebookUserID.utf8.count
+        for list in [session.permissions, session.declinedPermissions, session.expiredPermissions] {
+            bytes += list.reduce(list.count * 24) { $0 + $1.utf8.count }
+        }
+        if let profile = session.profile {
+            for field in [profile.id, profile.name, profile.firstName, profile.middleName, profile.lastName,
+                          profile.email, profile.link, profile.pictureURL] {
+                bytes += 16 + (field?.utf8.count ?? 0)
+            }
+        }
+        return bytes
+    }
+}
+
+extension Duration {
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

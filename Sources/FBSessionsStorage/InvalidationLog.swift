@@ -1,0 +1,89 @@
+/// What a cache must know about the stream of change announcements to fill itself safely (docs/caching.md, "Exact
+/// caches across instances"): which tokens were announced since a read began, and whether the stream stayed whole.
+///
+/// A read from the database that began at ``mark()`` may fill the cache only when ``mayFill(_:since:)`` says so:
+/// - the listener was known to be current when the read began (a fence had come back on its connection),
+/// - the stream has not broken since (no lost connection, no "drop everything"), which ``generation`` counts,
+/// - and no announcement of the entry's token was handled since the read began.
+///
+/// A change that committed before the read's statement began is in the read; one that committed after is
+/// announced on the listener's connection, which was listening before the read began, and is either handled
+/// before the fill (then the fill is refused) or after it (then it removes the entry). The fill and the handling
+/// of announcements take the same lock (``ExactCache``), so there is no third case.
+///
+/// Memory is bounded: the last `retained` announced tokens are remembered with their sequence numbers; a read that
+/// began before the oldest of those may not fill at all.
+///
+/// Not thread-safe: ``ExactCache`` guards it with its lock.
+struct InvalidationLog {
+    /// Where a read began.
+    struct Mark: Sendable, Equatable {
+        let generation: UInt64
+        let sequence: UInt64
+        let current: Bool
+    }
+
+    /// Counts breaks in the stream: lost connections and "drop everything" announcements.
+    private(set) var generation: UInt64 = 0
+    /// Counts handled tokens.
+    private(set) var sequence: UInt64 = 0
+    /// Whether a fence came back on the current connection (and none has timed out since).
+    private(set) var current = false
+    private let retained: Int
+    private var lastSeen: [String: UInt64] = [:]
+    private var order: [(token: String, sequence: UInt64)] = []
+    private var orderStart = 0
+    /// Reads that began at or before this sequence number may not fill: tokens they would need were forgotten.
+    private var forgottenThrough: UInt64 = 0
+
+    init(retained: Int = 8192) {
+        self.retained = max(1, retained)
+    }
+
+    func mark() -> Mark {
+        Mark(generation: generation, sequence: sequence, current: current)
+    }
+
+    func mayFill(_ token: String, since mark: Mark) -> Bool {
+        guard mark.current, mark.generation == generation, mark.sequence >= forgottenThrough else { return false }
+        return (lastSeen[token] ?? 0) <= mark.sequence
+    }
+
+    /// Records an announced token.
+    mutating func announce(_ token: String) {
+        sequence += 1
+        lastSeen[token] = sequence
+        order.append((token, sequence))
+        if order.count - orderStart > retained {
+            let (oldest, number) = order[orderStart]
+            orderStart += 1
+            if lastSeen[oldest] == number { lastSeen.removeValue(forKey: oldest) }
+            forgottenThrough = number
+            if orderStart > retained {
+                order.removeFirst(orderStart)
+                orderStart = 0
+            }
+        }
+    }
+
+    /// The stream broke or said "drop everything": no read that began before may fill.
+    mutating func breakStream(connectionLost: Bool) {
+        generation += 1
+        if connectionLost { current = false }
+        lastSeen.removeAll()
+        order.removeAll()
+        orderStart = 0
+        forgottenThrough = sequence
+    }
+
+    /// A fence came back on the current connection: every announcement committed before it was sent is handled.
+    mutating func fenceReturned() {
+        current = true
+    }
+
+    /// A fence did not come back in time: the cache serves nothing until one does. Fills of reads already begun
+    /// stay safe (the connection, if it is lost, breaks the stream), so nothing else changes.
+    mutating func fenceTimedOut() {
+        current = false
+    }
+}

@@ -1,0 +1,200 @@
+@testable import FBSessionsCore
+@testable import FBSessionsStorage
+import Foundation
+import Postgres
+import Testing
+
+/// The state machines of the exact cache (docs/caching.md, "Next: exact caches"), without a database: the fence
+/// queue, the invalidation log's fill rule, the CLOCK eviction, and the cache's handling of listener signals.
+struct FenceQueueTests {
+    @Test func aLoneRequestSendsAFenceAndPassesWhenItComesBack() {
+        var queue = FenceQueue()
+        #expect(queue.join(1) == .init(send: 1))
+        #expect(queue.returned(1) == (true, .init(passed: [1])))
+        #expect(queue.inFlight == nil && queue.waiting == 0)
+    }
+
+    @Test func aRequestJoiningWhileAFenceIsInFlightWaitsForTheNextOne() {
+        var queue = FenceQueue()
+        _ = queue.join(1)
+        #expect(queue.join(2) == .init(), "no second fence while one is in flight")
+        #expect(queue.join(3) == .init())
+        // Fence 1 may have been sent before 2 and 3 arrived: it answers 1 only, and fence 2 goes out for them.
+        #expect(queue.returned(1) == (true, .init(send: 2, passed: [1])))
+        #expect(queue.returned(2) == (true, .init(passed: [2, 3])))
+        #expect(queue.waiting == 0)
+    }
+
+    @Test func staleOrUnknownFencesAnswerNobody() {
+        var queue = FenceQueue()
+        _ = queue.join(1)
+        #expect(queue.returned(7).expected == false)
+        #expect(queue.returned(0).expected == false)
+        #expect(queue.waiting == 1)
+    }
+
+    @Test func aLostFenceFailsEveryWaiterAndALateReturnIsIgnored() {
+        var queue = FenceQueue()
+        _ = queue.join(1)
+        _ = queue.join(2)
+        #expect(queue.lost(99) == .init(), "losing another token changes nothing")
+        #expect(queue.lost(1) == .init(failed: [1, 2]))
+        #expect(queue.returned(1).expected == false)
+        #expect(queue.join(3) == .init(send: 2), "the next request sends a new fence")
+    }
+
+    @Test func aProbeSendsOnlyWhenNoFenceIsInFlight() {
+        var queue = FenceQueue()
+        #expect(queue.probe() == .init(send: 1))
+        #expect(queue.probe() == .init())
+        #expect(queue.join(5) == .init())
+        #expect(queue.returned(1) == (true, .init(send: 2)), "the waiter joined after fence 1 was sent")
+    }
+}
+
+struct InvalidationLogTests {
+    private func currentLog() -> InvalidationLog {
+        var log = InvalidationLog(retained: 4)
+        log.fenceReturned()
+        return log
+    }
+
+    @Test func nothingFillsBeforeAFenceCameBack() {
+        let log = InvalidationLog()
+        #expect(!log.mayFill("sA", since: log.mark()))
+    }
+
+    @Test func aFillIsRefusedWhenItsTokenWasAnnouncedSinceTheReadBegan() {
+        var log = currentLog()
+        let mark = log.mark()
+        log.announce("sB")
+        #expect(log.mayFill("sA", since: mark), "another entry's announcement does not matter")
+        log.announce("sA")
+        #expect(!log.mayFill("sA", since: mark))
+        #expect(log.mayFill("sA", since: log.mark()), "a read that began after the announcement may fill")
+    }
+
+    @Test func aBrokenStreamRefusesEveryReadBegunBefore() {
+        var log = currentLog()
+        let mark = log.mark()
+        log.breakStream(connectionLost: false)
+        #expect(!log.mayFill("sA", since: mark))
+        #expect(log.mayFill("sA", since: log.mark()), "drop-everything keeps the listener current")
+        log.breakStream(connectionLost: true)
+        #expect(!log.mayFill("sA", since: log.mark()), "a lost connection is not current until a fence returns")
+        log.fenceReturned()
+        #expect(log.mayFill("sA", since: log.mark()))
+    }
+
+    @Test func readsOlderThanTheRetainedAnnouncementsMayNotFill() {
+        var log = currentLog()
+        let old = log.mark()
+        for index in 0..<5 { log.announce("s\(index)") }  // One more than the 4 retained.
+        #expect(!log.mayFill("sUnrelated", since: old), "what was forgotten might have named it")
+        let recent = log.mark()
+        log.announce("s9")
+        #expect(log.mayFill("sUnrelated", since: recent))
+        #expect(!log.mayFill("s9", since: recent))
+    }
+
+    @Test func aTimedOutFenceStopsFillsUntilTheNextOne() {
+        var log = currentLog()
+        log.fenceTimedOut()
+        #expect(!log.mayFill("sA", since: log.mark()))
+        log.fenceReturned()
+        #expect(log.mayFill("sA", since: log.mark()))
+    }
+}
+
+struct ClockCacheTests {
+    @Test func valuesStayWithinTheCapacity() {
+        var cache = ClockCache<Int, String>(capacity: 100)
+        for key in 0..<50 { cache.set("v\(key)", for: key, bytes: 10) }
+        #expect(cache.bytes <= 100 && cache.count == 10)
+        cache.set("huge", for: 999, bytes: 101)
+        #expect(cache.value(for: 999) == nil, "a value larger than the capacity is not kept")
+        cache.remove(49)
+        #expect(cache.value(for: 49) == nil && cache.bytes == 90)
+        cache.removeAll()
+        #expect(cache.count == 0 && cache.bytes == 0)
+    }
+
+    @Test func hotEntriesSurviveAScanOfColdOnes() {
+        var cache = ClockCache<Int, Int>(capacity: 10)
+        for key in 0..<10 { cache.set(key, for: key, bytes: 1) }
+        for cold in 100..<400 {
+            for hot in 0..<3 { #expect(cache.value(for: hot) == hot, "hot entry \(hot) evicted at \(cold)") }
+            cache.set(cold, for: cold, bytes: 1)
+        }
+        #expect(cache.count == 10)
+    }
+}
+
+struct ExactCacheSignalTests {
+    private func session(_ id: String, app: String = "app_1") -> Session {
+        Session(
+            id: id, appID: app, owner: "alice", slot: 0, facebookUserID: "10", state: .open, createdAt: Date(),
+            updatedAt: Date(), active: true)
+    }
+
+    /// A cache whose fences come back through `handle` when the test says so.
+    private final class Fences: @unchecked Sendable {
+        let lock = NSLock()
+        var sent: [String] = []
+        func send(_ token: String) { lock.withLock { sent.append(token) } }
+        var last: String? { lock.withLock { sent.last } }
+        var count: Int { lock.withLock { sent.count } }
+    }
+
+    @Test func servesOnlyAfterAFenceAndForgetsWhatIsAnnouncedOrLost() async {
+        let cache = ExactCache(capacity: 1 << 20, fenceTimeout: .seconds(30))
+        let fences = Fences()
+        #expect(await cache.fence() == false, "not attached to a listener")
+        cache.attach(sendFence: fences.send)
+        guard let probe = fences.last else {
+            Issue.record("attaching sends a probe fence")
+            return
+        }
+        #expect(await cache.fence() == false, "not current before a fence came back")
+        cache.handle(.notification(channel: cache.fenceChannel, payload: probe))
+
+        let mark = cache.mark()
+        cache.fill(session("ses_a"), since: mark)
+        cache.fillLiveKey("k1", since: mark)
+        async let passed = cache.fence()
+        while fences.count < 2 { await Task.yield() }
+        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        #expect(await passed)
+        #expect(cache.session(id: "ses_a", appID: "app_1")?.id == "ses_a")
+        #expect(cache.session(id: "ses_a", appID: "app_2") == nil, "another app's request never gets it")
+        #expect(cache.isLiveKey("k1"))
+
+        cache.handle(.notification(channel: ExactCache.changeChannel, payload: "sses_a,kk1"))  // Tokens are "s" + session id, "k" + key id.
+        #expect(cache.session(id: "ses_a", appID: "app_1") == nil && !cache.isLiveKey("k1"))
+
+        let before = cache.mark()
+        cache.handle(.notification(channel: ExactCache.changeChannel, payload: "sses_b"))
+        cache.fill(session("ses_b"), since: before)
+        #expect(cache.session(id: "ses_b", appID: "app_1") == nil, "announced while it was being read")
+        cache.fill(session("ses_c"), since: cache.mark())
+        #expect(cache.session(id: "ses_c", appID: "app_1") != nil)
+
+        async let lost = cache.fence()
+        while fences.count < 3 { await Task.yield() }
+        cache.handle(.disconnected)
+        #expect(await lost == false, "a lost connection fails the waiting requests")
+        #expect(cache.session(id: "ses_c", appID: "app_1") == nil, "and empties the cache")
+        #expect(cache.currentStatistics.refusedFills == 1)
+    }
+
+    @Test func aFenceThatNeverComesBackLetsRequestsGoToTheDatabase() async {
+        let cache = ExactCache(capacity: 1 << 20, fenceTimeout: .milliseconds(50))
+        let fences = Fences()
+        cache.attach(sendFence: fences.send)
+        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        let started = ContinuousClock.now
+        #expect(await cache.fence() == false)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(await cache.fence() == false, "not current after a timeout")
+    }
+}
