@@ -121,6 +121,29 @@ import Testing
         #expect(bare.status == 422 && bare.code == "token_rejected")
     }
 
+    @Test func anInvalidTokenPastItsExpiryWithoutDetailIsRefusedAsExpired() async {
+        let info = GraphTokenInfo(
+            isValid: false, appID: "1000000000000001", userID: "10000000000000001", type: "USER",
+            expiresAt: Date().addingTimeInterval(-60))
+        guard case .invalidToken(.tokenExpired, let detail)? = info.failure() else {
+            Issue.record("an invalid token past its expiry is an expired token")
+            return
+        }
+        #expect(detail.code == 190 && detail.subcode == 463)
+        var graph = ScriptedGraph(debug: Answer(result: .success(info), delay: 40))
+        graph.me = Answer(result: .success(GraphProfile(id: "10000000000000001", name: "Ada Lovelace")))
+        let outcome = await Self.outcome(graph)
+        #expect(outcome.status == 422 && outcome.code == "token_rejected" && outcome.graphCode == 190)
+    }
+
+    @Test func aDebugTokenCallFailingForGoodDecidesThoughTheOtherCallsSucceededFirst() async {
+        var graph = ScriptedGraph(
+            debug: Answer(result: .failure(.other(GraphErrorDetail(code: 100, message: "unsupported"))), delay: 40))
+        graph.me = Answer(result: .success(GraphProfile(id: "10000000000000001", name: "Ada Lovelace")))
+        let outcome = await Self.outcome(graph)
+        #expect(outcome.status == 502 && outcome.code == "graph_error" && outcome.graphCode == 100, "\(outcome)")
+    }
+
     @Test func anotherAppsTokenIsAMismatchEvenWhenMeFailedFirst() async {
         var graph = ScriptedGraph(debug: Answer(result: .success(Self.valid(appID: "2000000000000002")), delay: 40))
         graph.me = Answer(result: .failure(Self.activeTokenRequired))
