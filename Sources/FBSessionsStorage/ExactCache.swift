@@ -4,16 +4,15 @@ import FBSessionsCore
 import Foundation
 import Postgres
 
-/// Sessions and API-key liveness kept in memory, exact across instances (docs/caching.md, "Exact caches across
-/// instances"): no answer from it is ever made false by a change that committed before the request arrived, on
+/// Sessions and API-key liveness kept in memory, exact across instances (docs/caching.md, "Next: exact caches
+/// across instances"): no answer from it is ever made false by a change that committed before the request arrived, on
 /// any instance, whatever writes it (the service, the CLI, an operator's SQL).
 ///
-/// Not wired into the request path yet (docs/caching.md, "Next: exact caches"): this is the mechanism, with its
-/// state machines tested on their own.
+/// Not wired into the request path yet: this is the mechanism, with its state machines tested on their own.
 ///
 /// - **Invalidation.** Triggers announce every change to `sessions`, `owners` and `api_keys` on `fbs_changes`, in
-///   the transaction that makes it (the planned migration in docs/caching.md). The event listener's connection (past any pooler) hands each
-///   announcement to ``handle(_:)``, which drops the entries it names.
+///   the transaction that makes it (planned: docs/caching-announcements.sql). The event listener's connection (past
+///   any pooler) hands each announcement to ``handle(_:)``, which drops the entries it names.
 /// - **The fence.** Before answering, a request waits for a fence: a `NOTIFY` on this instance's own channel, sent
 ///   on the listener's connection after the request arrived. PostgreSQL hands a listener notifications in commit
 ///   order, so when the fence comes back every announcement of a change committed before the request arrived has
@@ -51,7 +50,7 @@ public final class ExactCache: @unchecked Sendable {
 
     /// This instance's fence channel (random, so that other instances never receive its fences).
     public let fenceChannel: String
-    private let fenceTimeout: Duration
+    private let fenceTimeout: DispatchTimeInterval
     private let lock = NSLock()
     private var entries: ClockCache<String, Entry>
     private var log = InvalidationLog()
@@ -73,7 +72,8 @@ public final class ExactCache: @unchecked Sendable {
     ///   - fenceTimeout: How long a fence may take before the requests waiting for it read the database instead.
     public init(capacity: Int, fenceTimeout: Duration = .milliseconds(500)) {
         entries = ClockCache(capacity: capacity)
-        self.fenceTimeout = fenceTimeout
+        let (seconds, attoseconds) = fenceTimeout.components
+        self.fenceTimeout = .nanoseconds(Int(clamping: max(1, seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000)))
         fenceChannel = "fbs_fence_" + Hex.encode(SecureRandom.bytes(8))
     }
 
@@ -254,8 +254,7 @@ public final class ExactCache: @unchecked Sendable {
     }
 
     private func scheduleTimeout(for token: UInt64) {
-        let nanoseconds = max(1, fenceTimeout.nanoseconds)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) { [weak self] in
+        DispatchQueue.global().asyncAfter(deadline: .now() + fenceTimeout) { [weak self] in
             guard let self else { return }
             let effects = lock.withLock { () -> FenceQueue.Effects in
                 guard fences.inFlight == token else { return FenceQueue.Effects() }
@@ -281,12 +280,5 @@ public final class ExactCache: @unchecked Sendable {
             }
         }
         return bytes
-    }
-}
-
-extension Duration {
-    fileprivate var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

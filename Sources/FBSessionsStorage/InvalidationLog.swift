@@ -1,5 +1,6 @@
-/// What a cache must know about the stream of change announcements to fill itself safely (docs/caching.md, "Exact
-/// caches across instances"): which tokens were announced since a read began, and whether the stream stayed whole.
+/// What a cache must know about the stream of change announcements to fill itself safely (docs/caching.md, "Next:
+/// exact caches across instances"): which tokens were announced since a read began, and whether the stream stayed
+/// whole.
 ///
 /// A read from the database that began at ``mark()`` may fill the cache only when ``mayFill(_:since:)`` says so:
 /// - the listener was known to be current when the read began (a fence had come back on its connection),
