@@ -15,7 +15,7 @@ enum PictureRoutes {
         let pictures = services.pictures
         return [
             /// - Remark: HTTP GET /v1/sessions/{id}/picture (openapi.yaml operationId getSessionPicture)
-            Route("GET", "/v1/sessions/{id}/picture", operationID: "getSessionPicture", scope: .sessions, confirmsKeyInQuery: true, body: .waiting { context in
+            Route("GET", "/v1/sessions/{id}/picture", operationID: "getSessionPicture", scope: .sessions, body: .waiting { context in
                 let app = try context.app()
                 let id = try Validation.pathSessionID(context)
                 let size = try size(context)
@@ -37,7 +37,7 @@ enum PictureRoutes {
             /// - Remark: HTTP GET /v1/sessions/{id}/picture/description (openapi.yaml operationId getSessionPictureDescription)
             Route(
                 "GET", "/v1/sessions/{id}/picture/description", operationID: "getSessionPictureDescription",
-                scope: .sessions, confirmsKeyInQuery: true, body: .waiting { context in
+                scope: .sessions, body: .waiting { context in
                     let app = try context.app()
                     let id = try Validation.pathSessionID(context)
                     let size = try size(context)

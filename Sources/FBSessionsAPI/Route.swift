@@ -25,24 +25,18 @@ public final class Route: Sendable {
     public let scope: Scope?
     /// Whether the route takes a JSON body (then other content types get 415).
     public let acceptsJSON: Bool
-    /// Whether the handler's first database statement confirms a cached API key's liveness itself (``KeyCheck``),
-    /// so the router need not spend a round trip on it first. Only for read-only handlers: the router still
-    /// confirms before answering when no statement did.
-    public let confirmsKeyInQuery: Bool
     /// The handler.
     public let body: Body
 
     /// Creates a route.
     public init(
-        _ method: String, _ path: String, operationID: String, scope: Scope?, acceptsJSON: Bool = false,
-        confirmsKeyInQuery: Bool = false, body: Body
+        _ method: String, _ path: String, operationID: String, scope: Scope?, acceptsJSON: Bool = false, body: Body
     ) {
         self.method = method
         self.path = PathTemplate(path)
         self.operationID = operationID
         self.scope = scope
-        self.acceptsJSON = acceptsJSON
-        self.confirmsKeyInQuery = confirmsKeyInQuery && method == "GET"
+        self.acceptsJSON = acceptsJSON && method == "GET"
         self.body = body
     }
 }

@@ -85,20 +85,15 @@ public struct Router: RequestHandler {
         return .later {
             do {
                 var principal: Principal?
-                var check: KeyCheck?
                 if let scope = route.scope {
                     guard let presented, let found = try await keys.lookup(presented) else {
                         throw Self.unauthorized
                     }
                     let caller = found.principal
                     if !found.isConfirmed {
-                        // From the cache: the key's liveness is confirmed in this request's own round trip, or
-                        // first with one query (docs/caching.md).
-                        if route.confirmsKeyInQuery && caller.allows(scope) {
-                            check = KeyCheck(keyID: caller.key.id)
-                        } else {
-                            try await Self.confirm(caller.key.id, keys: keys)
-                        }
+                        // App and scopes from the cache; liveness from the database or the exact cache, which a
+                        // revocation committed anywhere empties first (docs/caching.md).
+                        guard try await keys.isLive(keyID: caller.key.id) else { throw ServiceError.keyRevoked }
                     }
                     guard caller.allows(scope) else {
                         throw APIError(403, .forbidden, "This API key lacks the \(scope.rawValue) scope.")
@@ -106,20 +101,7 @@ public struct Router: RequestHandler {
                     principal = caller
                 }
                 let context = RouteContext(request: request, parameters: found.parameters, query: query, principal: principal)
-                guard let check else { return try await Self.run(route, context) }
-                let outcome: Result<Response, any Error>
-                do {
-                    outcome = .success(try await KeyCheck.$current.withValue(check) { try await Self.run(route, context) })
-                } catch {
-                    outcome = .failure(error)
-                }
-                if !check.isConfirmed && !Self.isKeyRevoked(outcome) && !Self.isDatabaseUnavailable(outcome) {
-                    // The handler answered without a statement that confirmed the key: confirm before answering.
-                    // Not after the database failed: that answer (503) carries no data, and confirming would wait on
-                    // the failing database a second time.
-                    try await Self.confirm(check.keyID, keys: keys)
-                }
-                return try outcome.get()
+                return try await Self.run(route, context)
             } catch ServiceError.keyRevoked {
                 if let presented, let id = APIKeyText.id(in: presented) { keys.forget(keyID: id) }
                 return Self.unauthorized.response(requestID: requestID)
@@ -136,21 +118,6 @@ public struct Router: RequestHandler {
         case .immediate(let handler): return handler(context)
         case .waiting(let handler): return try await handler(context)
         }
-    }
-
-    /// Throws ``ServiceError/keyRevoked`` unless the key is live in the database now.
-    private static func confirm(_ keyID: String, keys: any KeyStore) async throws {
-        guard try await keys.isLive(keyID: keyID) else { throw ServiceError.keyRevoked }
-    }
-
-    private static func isKeyRevoked(_ outcome: Result<Response, any Error>) -> Bool {
-        if case .failure(ServiceError.keyRevoked) = outcome { return true }
-        return false
-    }
-
-    private static func isDatabaseUnavailable(_ outcome: Result<Response, any Error>) -> Bool {
-        if case .failure(ServiceError.databaseUnavailable) = outcome { return true }
-        return false
     }
 
     public func completed(_ record: ExchangeRecord) {

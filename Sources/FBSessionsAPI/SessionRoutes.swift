@@ -34,7 +34,7 @@ enum SessionRoutes {
                 return .json(status: stored.created ? 201 : 200, body: SessionDTO(session: stored.session, validation: .fresh).jsonBytes)
             }),
             /// - Remark: HTTP GET /v1/sessions/{id} (openapi.yaml operationId getSession)
-            Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, confirmsKeyInQuery: true, body: .waiting { context in
+            Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, body: .waiting { context in
                 let app = try context.app()
                 let id = try Validation.pathSessionID(context)
                 let modeText = context.query("validate") ?? "auto"
@@ -123,7 +123,7 @@ enum OwnerRoutes {
         let sessions = services.sessions
         return [
             /// - Remark: HTTP GET /v1/owners/{owner}/sessions (openapi.yaml operationId listOwnerSessions)
-            Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, confirmsKeyInQuery: true, body: .waiting { context in
+            Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, body: .waiting { context in
                 let app = try context.app()
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")
                 let (list, activeID) = try await sessions.sessions(owner: owner, app: app)

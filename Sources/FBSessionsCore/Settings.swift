@@ -68,6 +68,9 @@ public struct Settings: Sendable {
     /// Seconds a key's app and scopes are remembered after a full lookup (0: never cached). Never how long a
     /// revoked key keeps working: every request confirms its key's liveness in the database (docs/caching.md).
     public var keyCacheTTL: Double
+    /// The most bytes the exact cache of sessions, owners' lists and key liveness may take (0: no cache; every
+    /// request reads the database). docs/caching.md, "Exact caches across instances".
+    public var cacheBytes: Int
 
     /// The current Graph API version used when `FBS_GRAPH_VERSION` is unset.
     public static let defaultGraphVersion = "v21.0"
@@ -115,6 +118,7 @@ public struct Settings: Sendable {
         ("FBS_SWEEP_RATE", "20", "most sessions the sweep looks at per second"),
         ("FBS_SWEEP_MAX_AGE", "86400", "the sweep re-validates sessions not validated for this many seconds"),
         ("FBS_KEY_CACHE_TTL", "300", "seconds a key's app and scopes are remembered; revocation still applies at once (0: off)"),
+        ("FBS_CACHE_BYTES", "33554432", "bytes for the exact cache of sessions, owners' lists and key liveness (0: off)"),
     ]
 
     /// Reads every setting; returns all problems at once instead of stopping at the first.
@@ -195,7 +199,8 @@ public struct Settings: Sendable {
             sweepInterval: reader.seconds("FBS_SWEEP_INTERVAL", default: 60, in: 0...86_400),
             sweepRate: reader.seconds("FBS_SWEEP_RATE", default: 20, in: 0.01...10_000),
             sweepMaxAge: reader.seconds("FBS_SWEEP_MAX_AGE", default: 86_400, in: 60...(86_400 * 60)),
-            keyCacheTTL: reader.seconds("FBS_KEY_CACHE_TTL", default: 300, in: 0...86_400))
+            keyCacheTTL: reader.seconds("FBS_KEY_CACHE_TTL", default: 300, in: 0...86_400),
+            cacheBytes: reader.integer("FBS_CACHE_BYTES", default: 32 << 20, in: 0...(64 << 30)))
         if !reader.problems.isEmpty {
             return .failure(SettingsError(problems: reader.problems))
         }

@@ -3,7 +3,8 @@ import Postgres
 import Support
 
 /// Turns the `fbs_events` notifications (sent by ``EventWriter`` when events commit) into wake-ups: for the
-/// app's long-poll readers and for the webhook dispatcher.
+/// app's long-poll readers and for the webhook dispatcher; and, with an ``ExactCache``, carries the cache's
+/// announcements (`fbs_changes`, migration 0008) and fences on the same connection.
 ///
 /// A lost listener connection wakes every reader and the dispatcher once it is back, since notifications sent
 /// meanwhile were lost; readers then simply read again.
@@ -22,16 +23,24 @@ public final class EventNotifications: Sendable {
     ///   - connectionString: The database's libpq URI or `key=value` string.
     ///   - waiters: The long-poll readers to wake.
     ///   - dispatcher: The webhook dispatcher to wake, if any.
+    ///   - cache: The exact cache whose invalidations and fences this listener carries, if any.
     ///   - logger: Where connection losses and recoveries are logged.
     ///   - configure: Adjusts the listener's settings (tests shorten its delays).
     public init(
-        connectionString: String, waiters: EventWaiters, dispatcher: WebhookDispatcher? = nil, logger: Logger,
-        configure: (inout PostgresListener.Configuration) -> Void = { _ in }
+        connectionString: String, waiters: EventWaiters, dispatcher: WebhookDispatcher? = nil,
+        cache: ExactCache? = nil, logger: Logger, configure: (inout PostgresListener.Configuration) -> Void = { _ in }
     ) {
         var configuration = PostgresListener.Configuration(connectionString: connectionString, channels: [Self.channel])
+        if let cache {
+            configuration.channels.append(ExactCache.changeChannel)
+            configuration.fenceChannel = cache.fenceChannel
+        }
         configure(&configuration)
         listener = PostgresListener(configuration: configuration) { signal in
+            cache?.handle(signal)
             switch signal {
+            case .notification(let channel, _) where channel != Self.channel:
+                return
             case .notification(_, let appID):
                 waiters.notify(appID: appID)
                 dispatcher?.wake()
@@ -42,6 +51,10 @@ public final class EventNotifications: Sendable {
             case .disconnected:
                 logger.warning("event listener lost its database connection; reconnecting")
             }
+        }
+        if let cache {
+            let listener = self.listener
+            cache.attach { listener.sendFence($0) }
         }
     }
 

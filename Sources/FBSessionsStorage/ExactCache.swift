@@ -8,11 +8,9 @@ import Postgres
 /// across instances"): no answer from it is ever made false by a change that committed before the request arrived, on
 /// any instance, whatever writes it (the service, the CLI, an operator's SQL).
 ///
-/// Not wired into the request path yet: this is the mechanism, with its state machines tested on their own.
-///
 /// - **Invalidation.** Triggers announce every change to `sessions`, `owners` and `api_keys` on `fbs_changes`, in
-///   the transaction that makes it (planned: docs/caching-announcements.sql). The event listener's connection (past
-///   any pooler) hands each announcement to ``handle(_:)``, which drops the entries it names.
+///   the transaction that makes it (migration 0008). The event listener's connection (past any pooler) hands each
+///   announcement to ``handle(_:)``, which drops the entries it names.
 /// - **The fence.** Before answering, a request waits for a fence: a `NOTIFY` on this instance's own channel, sent
 ///   on the listener's connection after the request arrived. PostgreSQL hands a listener notifications in commit
 ///   order, so when the fence comes back every announcement of a change committed before the request arrived has
@@ -62,6 +60,8 @@ public final class ExactCache: @unchecked Sendable {
 
     private enum Entry {
         case session(Session)
+        /// An owner's live sessions, by slot; the app and owner are kept since the key is a hash of them.
+        case ownerList(appID: String, owner: String, [Session])
         case liveKey
     }
 
@@ -83,6 +83,18 @@ public final class ExactCache: @unchecked Sendable {
             self.sendFence = sendFence
             return fences.probe()
         }
+        apply(effects)
+    }
+
+    /// Whether a fence has come back on the listener's current connection and none has failed since: the cache
+    /// serves only then.
+    public var isCurrent: Bool {
+        lock.withLock { log.current }
+    }
+
+    /// Sends a fence unless one is in flight, so that the cache becomes current without waiting for a request.
+    public func probe() {
+        let effects = lock.withLock { sendFence == nil ? FenceQueue.Effects() : fences.probe() }
         apply(effects)
     }
 
@@ -193,6 +205,19 @@ public final class ExactCache: @unchecked Sendable {
         }
     }
 
+    /// The owner's cached list of live sessions, if any (call after ``fence()`` returned true).
+    public func sessions(owner: String, appID: String) -> [Session]? {
+        lock.withLock {
+            guard case .ownerList(appID, owner, let list) = entries.value(for: Self.ownerKey(appID: appID, owner: owner))
+            else {
+                statistics.misses += 1
+                return nil
+            }
+            statistics.hits += 1
+            return list
+        }
+    }
+
     /// Whether the key is known to be live (call after ``fence()`` returned true).
     public func isLiveKey(_ keyID: String) -> Bool {
         lock.withLock {
@@ -212,6 +237,26 @@ public final class ExactCache: @unchecked Sendable {
             }
             entries.set(.session(session), for: key, bytes: bytes)
         }
+    }
+
+    /// Keeps an owner's list read from the database, unless something about the owner was announced since `mark`
+    /// (every change to one of its sessions announces the owner too).
+    func fill(_ list: [Session], owner: String, appID: String, since mark: InvalidationLog.Mark) {
+        let key = Self.ownerKey(appID: appID, owner: owner)
+        let bytes = list.reduce(96 + owner.utf8.count + appID.utf8.count) { $0 + Self.estimatedBytes(of: $1) }
+        lock.withLock {
+            guard log.mayFill(key, since: mark) else {
+                statistics.refusedFills += 1
+                return
+            }
+            entries.set(.ownerList(appID: appID, owner: owner, list), for: key, bytes: bytes)
+        }
+    }
+
+    /// The token that announces an owner (`fbs_owner_token` in migration 0008): `o` and the first 16 hex digits
+    /// of SHA-256 of `app:owner`. Two owners whose tokens collide only drop each other's entries.
+    static func ownerKey(appID: String, owner: String) -> String {
+        "o" + Hex.encode(SHA256.hash(Array((appID + ":" + owner).utf8)).prefix(8))
     }
 
     /// Remembers that the database found the key live, unless something about it was announced since `mark`.

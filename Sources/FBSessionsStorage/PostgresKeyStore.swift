@@ -4,12 +4,22 @@ import Postgres
 
 /// ``KeyStore`` over PostgreSQL: keys are stored as SHA-256 hashes; a presented key is found by the id inside it
 /// (one primary-key lookup joined with its app) and its hash compared in constant time.
+///
+/// A key's liveness (``isLive(keyID:)``, asked by every request whose key's app and scopes came from
+/// ``CachedKeyStore``) comes from the exact cache when it can answer, else from a statement batched with other
+/// requests' checks.
 public struct PostgresKeyStore: KeyStore {
     private let database: Database
+    private let cache: ExactCache?
+    private let liveness: ReadBatcher<String, Bool>
 
     /// Creates the store.
-    public init(database: Database) {
+    ///
+    /// - Parameter cache: The exact cache that remembers live keys (nil: every check reads the database).
+    public init(database: Database, cache: ExactCache? = nil) {
         self.database = database
+        self.cache = cache
+        liveness = ReadBatcher(database: database, fetch: Self.fetchLiveness)
     }
 
     public func addKey(appID: String, scopes: [Scope]) async throws -> (key: APIKey, text: String) {
@@ -66,14 +76,24 @@ public struct PostgresKeyStore: KeyStore {
     }
 
     /// - Throws: ``ServiceError/databaseUnavailable`` when the database fails, and also when the statement, which
-    ///   always returns one row, returned none: an answer the database did not give is never read as "revoked".
+    ///   always returns one row per key, returned none for this one: an answer the database did not give is never
+    ///   read as "revoked".
     public func isLive(keyID: String) async throws -> Bool {
-        try await database.run { connection in
-            let rows = try connection.query(
-                "SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = \(keyID) AND revoked_at IS NULL) AS live")
-            guard let row = rows.first else { throw ServiceError.databaseUnavailable }
-            return try row.decode("live", as: Bool.self)
-        }
+        guard let cache else { return try await liveness.load(keyID) }
+        if await cache.fence(), cache.isLiveKey(keyID) { return true }
+        let mark = cache.mark()
+        let live = try await liveness.load(keyID)
+        if live { cache.fillLiveKey(keyID, since: mark) }
+        return live
+    }
+
+    static func fetchLiveness(_ connection: PostgresConnection, _ keyIDs: [String]) throws -> [Result<Bool, any Error>] {
+        let rows = try connection.query(
+            """
+            SELECT r.i AS batch_index, EXISTS (SELECT 1 FROM api_keys k WHERE k.id = r.key_id AND k.revoked_at IS NULL) AS live
+            FROM unnest(\(keyIDs)::text[]) WITH ORDINALITY AS r(key_id, i)
+            """)
+        return BatchAnswers.byIndex(rows, count: keyIDs.count) { _, row in try row.decode("live", as: Bool.self) }
     }
 
     private static func key(from row: PostgresRow) throws -> APIKey {

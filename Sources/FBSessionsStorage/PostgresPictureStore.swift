@@ -25,44 +25,11 @@ public struct PostgresPictureStore: PictureStore {
     public func lookup(sessionID: String, appID: String, sizeKey: String, includeBody: Bool, now: Date) async throws
         -> PictureLookup
     {
-        // A cached API key is confirmed live in the same statement (docs/caching.md).
-        let check = KeyCheck.current.flatMap { $0.isConfirmed ? nil : $0 }
         if !includeBody {
             // The hot case (304, or bytes from memory): batched with other requests' lookups.
-            return try await lookups.load(
-                PictureRead(sessionID: sessionID, appID: appID, sizeKey: sizeKey, now: now, check: check))
+            return try await lookups.load(PictureRead(sessionID: sessionID, appID: appID, sizeKey: sizeKey, now: now))
         }
         return try await database.run { connection in
-            if let check {
-                let rows = try includeBody
-                    ? connection.query(
-                        """
-                        SELECT \(unsafeSQL: KeyLiveness.column), s.state, s.facebook_user_id, s.login_kind, \(unsafeSQL: Self.columns), p.body
-                        FROM \(unsafeSQL: KeyLiveness.open)\(check.keyID)\(unsafeSQL: KeyLiveness.close)
-                        LEFT JOIN (sessions s LEFT JOIN picture_cache p ON p.app_id = s.app_id
-                            AND p.facebook_user_id = s.facebook_user_id
-                            AND p.size_key = CASE WHEN s.login_kind = 'limited' THEN 'limited' ELSE \(sizeKey) END)
-                        ON s.id = \(sessionID) AND s.app_id = \(appID)
-                        """)
-                    : connection.query(
-                        """
-                        SELECT \(unsafeSQL: KeyLiveness.column), s.state, s.facebook_user_id, s.login_kind, \(unsafeSQL: Self.columns)
-                        FROM \(unsafeSQL: KeyLiveness.open)\(check.keyID)\(unsafeSQL: KeyLiveness.close)
-                        LEFT JOIN (sessions s LEFT JOIN picture_cache p ON p.app_id = s.app_id
-                            AND p.facebook_user_id = s.facebook_user_id
-                            AND p.size_key = CASE WHEN s.login_kind = 'limited' THEN 'limited' ELSE \(sizeKey) END)
-                        ON s.id = \(sessionID) AND s.app_id = \(appID)
-                        """)
-                guard let row = rows.first else { return .notFound }
-                try KeyLiveness.settle(check, row)
-                guard let state = try row.decode("state", as: String?.self) else { return .notFound }
-                guard state != "closed" else { return .closed }
-                let filling = try row.decode("filling_until", as: Date?.self).map { $0 > now } ?? false
-                return .live(
-                    facebookUserID: try row.decode("facebook_user_id", as: String.self),
-                    cached: try Self.picture(from: row, includeBody: includeBody), filling: filling,
-                    loginKind: try Self.loginKind(row))
-            }
             let rows = try includeBody
                 ? connection.query(
                     """

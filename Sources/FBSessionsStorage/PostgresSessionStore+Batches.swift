@@ -1,36 +1,33 @@
 import FBSessionsCore
 import Postgres
 
-/// One status read: a session of an app, and the request's cached API key to confirm, if any.
+/// One status read: a session of an app.
 struct SessionRead: Sendable {
     let id: String
     let appID: String
-    let check: KeyCheck?
 }
 
-/// One owner's list read: an owner of an app, and the request's cached API key to confirm, if any.
+/// One owner's list read: an owner of an app.
 struct OwnerListRead: Sendable {
     let owner: String
     let appID: String
-    let check: KeyCheck?
 }
 
 /// The batched hot reads (``ReadBatcher``, docs/caching.md): one statement answers many requests, each request
-/// with its own app and its own key check. The items go in as parallel text arrays, unnested with their
-/// position (`WITH ORDINALITY`), so every row names the request it answers and every request gets at least one
-/// row (the data is left-joined) that says whether its key is live.
+/// with its own app. The items go in as parallel text arrays, unnested with their position (`WITH ORDINALITY`),
+/// so every row names the request it answers and every request gets at least one row (the data is left-joined).
 extension PostgresSessionStore {
     static func fetchSessions(_ connection: PostgresConnection, _ reads: [SessionRead]) throws
         -> [Result<Session?, any Error>]
     {
         let rows = try connection.query(
             """
-            SELECT r.i AS batch_index, \(unsafeSQL: KeyLiveness.batchColumn), \(unsafeSQL: SessionRow.columns)
-            FROM unnest(\(reads.map(\.id))::text[], \(reads.map(\.appID))::text[],
-                \(reads.map { $0.check?.keyID ?? "" })::text[]) WITH ORDINALITY AS r(session_id, app_id, key_id, i)
+            SELECT r.i AS batch_index, \(unsafeSQL: SessionRow.columns)
+            FROM unnest(\(reads.map(\.id))::text[], \(reads.map(\.appID))::text[])
+                WITH ORDINALITY AS r(session_id, app_id, i)
             LEFT JOIN \(unsafeSQL: SessionRow.joined) ON s.id = r.session_id AND s.app_id = r.app_id
             """)
-        return KeyLiveness.answers(rows, for: reads, check: \.check) { _, row in
+        return BatchAnswers.byIndex(rows, count: reads.count) { _, row in
             guard try row.decode("id", as: String?.self) != nil else { return nil }
             return try SessionRow.session(from: row)
         }
@@ -41,9 +38,9 @@ extension PostgresSessionStore {
     {
         let rows = try connection.query(
             """
-            SELECT r.i AS batch_index, \(unsafeSQL: KeyLiveness.batchColumn), \(unsafeSQL: SessionRow.columns)
-            FROM unnest(\(reads.map(\.owner))::text[], \(reads.map(\.appID))::text[],
-                \(reads.map { $0.check?.keyID ?? "" })::text[]) WITH ORDINALITY AS r(owner, app_id, key_id, i)
+            SELECT r.i AS batch_index, \(unsafeSQL: SessionRow.columns)
+            FROM unnest(\(reads.map(\.owner))::text[], \(reads.map(\.appID))::text[])
+                WITH ORDINALITY AS r(owner, app_id, i)
             LEFT JOIN \(unsafeSQL: SessionRow.joined)
                 ON s.app_id = r.app_id AND s.owner = r.owner AND s.state <> 'closed'
             ORDER BY r.i, s.slot
@@ -58,12 +55,7 @@ extension PostgresSessionStore {
             }
             if !seen[index] {
                 seen[index] = true
-                do {
-                    try KeyLiveness.settle(reads[index].check, row)
-                    answers[index] = .success([])
-                } catch {
-                    answers[index] = .failure(error)
-                }
+                answers[index] = .success([])
             }
             guard case .success = answers[index] else { continue }
             do {

@@ -16,11 +16,16 @@ public struct PostgresSessionStore: SessionStore {
     private let keyring: Keyring
     private let statusReads: ReadBatcher<SessionRead, Session?>
     private let ownerReads: ReadBatcher<OwnerListRead, [Session]>
+    private let cache: ExactCache?
 
     /// Creates the store.
-    public init(database: Database, keyring: Keyring) {
+    ///
+    /// - Parameter cache: The exact cache the status and owner-list reads answer from when it can (nil: every
+    ///   read goes to the database).
+    public init(database: Database, keyring: Keyring, cache: ExactCache? = nil) {
         self.database = database
         self.keyring = keyring
+        self.cache = cache
         statusReads = ReadBatcher(database: database, fetch: Self.fetchSessions)
         ownerReads = ReadBatcher(database: database, fetch: Self.fetchOwnerLists)
     }
@@ -107,11 +112,15 @@ public struct PostgresSessionStore: SessionStore {
         }
     }
 
-    /// Batched with other requests' status reads (``ReadBatcher``); a cached API key is confirmed live in the
-    /// same statement (docs/caching.md).
+    /// From the exact cache when it can answer (after its fence), else batched with other requests' status reads
+    /// (``ReadBatcher``), filling the cache.
     public func session(id: String, appID: String) async throws -> Session? {
-        let check = KeyCheck.current.flatMap { $0.isConfirmed ? nil : $0 }
-        return try await statusReads.load(SessionRead(id: id, appID: appID, check: check))
+        guard let cache else { return try await statusReads.load(SessionRead(id: id, appID: appID)) }
+        if await cache.fence(), let hit = cache.session(id: id, appID: appID) { return hit }
+        let mark = cache.mark()
+        let session = try await statusReads.load(SessionRead(id: id, appID: appID))
+        if let session { cache.fill(session, since: mark) }
+        return session
     }
 
     /// Statements run and requests answered by the batched status and list reads (tests, diagnostics).
@@ -120,10 +129,14 @@ public struct PostgresSessionStore: SessionStore {
         return (status.batches + lists.batches, status.reads + lists.reads)
     }
 
-    /// Batched with other requests' list reads, like ``session(id:appID:)``.
+    /// From the exact cache or batched with other requests' list reads, like ``session(id:appID:)``.
     public func sessions(owner: String, appID: String) async throws -> [Session] {
-        let check = KeyCheck.current.flatMap { $0.isConfirmed ? nil : $0 }
-        return try await ownerReads.load(OwnerListRead(owner: owner, appID: appID, check: check))
+        guard let cache else { return try await ownerReads.load(OwnerListRead(owner: owner, appID: appID)) }
+        if await cache.fence(), let hit = cache.sessions(owner: owner, appID: appID) { return hit }
+        let mark = cache.mark()
+        let list = try await ownerReads.load(OwnerListRead(owner: owner, appID: appID))
+        cache.fill(list, owner: owner, appID: appID, since: mark)
+        return list
     }
 
     public func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)? {

@@ -40,6 +40,8 @@ enum ServiceHost {
             [([], Double(pool.statistics.waiting))]
         }
         let apps = PostgresAppStore(database: runtime.database, keyring: keyring)
+        let cache = exactCache(settings, metrics: metrics)
+        let store = PostgresSessionStore(database: runtime.database, keyring: keyring, cache: cache)
         let graph: GraphClient
         do {
             graph = try GraphClient(
@@ -50,7 +52,7 @@ enum ServiceHost {
         }
         let limitedClient = try limitedLoginClient(settings, metrics: metrics)
         let sessions = SessionService(
-            store: PostgresSessionStore(database: runtime.database, keyring: keyring), graph: graph, apps: apps,
+            store: store, graph: graph, apps: apps,
             policy: policy(settings), limitedLogin: limitedClient)
         let limitedLogin = LimitedLogin(
             sessions: sessions, nonces: PostgresLoginNonceStore(database: runtime.database),
@@ -73,10 +75,11 @@ enum ServiceHost {
             logger: Logger(label: "webhooks", level: settings.logLevel))
         // The listener needs a server session of its own for LISTEN: the direct URL, past any pooler.
         let notifications = EventNotifications(
-            connectionString: runtime.directDatabaseURL, waiters: eventWaiters, dispatcher: webhooks,
+            connectionString: runtime.directDatabaseURL, waiters: eventWaiters, dispatcher: webhooks, cache: cache,
             logger: Logger(label: "events", level: settings.logLevel))
         let services = Services(
-            apps: apps, keys: CachedKeyStore(PostgresKeyStore(database: runtime.database), ttl: settings.keyCacheTTL),
+            apps: apps,
+            keys: CachedKeyStore(PostgresKeyStore(database: runtime.database, cache: cache), ttl: settings.keyCacheTTL),
             readiness: PostgresReadiness(database: runtime.database, migrator: runtime.migrator),
             metrics: metrics,
             openAPIDocument: OpenAPIDocument.serving(try OpenAPIFile.load(), publicURL: settings.publicURL),
@@ -86,8 +89,7 @@ enum ServiceHost {
                 sessions: sessions, states: PostgresLoginStateStore(database: runtime.database),
                 configuration: .init(dialogURL: settings.dialogURL, graphVersion: settings.graphVersion)),
             facebookCallbacks: FacebookCallbacks(
-                apps: apps, users: PostgresSessionStore(database: runtime.database, keyring: keyring),
-                publicURL: settings.publicURL), pictures: pictures,
+                apps: apps, users: store, publicURL: settings.publicURL), pictures: pictures,
             docsPage: try DocsPageFile.load(logger: runtime.logger), limitedLogin: limitedLogin)
         var httpLogger = Logger(label: "http", level: settings.logLevel)
         httpLogger.metadata = [:]
@@ -114,8 +116,7 @@ enum ServiceHost {
         notifications.start()
         webhooks.start()
         let sweeping = SweepCommand.loop(
-            sessions: sessions, store: PostgresSessionStore(database: runtime.database, keyring: keyring),
-            settings: settings, logger: runtime.logger)
+            sessions: sessions, store: store, settings: settings, logger: runtime.logger)
         return RunningService(
             runtime: runtime, server: server, eventWaiters: eventWaiters, notifications: notifications,
             webhooks: webhooks, sweeping: sweeping,
@@ -124,6 +125,28 @@ enum ServiceHost {
 }
 
 extension ServiceHost {
+    /// The exact cache `FBS_CACHE_BYTES` asks for (nil at 0), counted in `/metrics`.
+    static func exactCache(_ settings: Settings, metrics: MetricsRegistry) -> ExactCache? {
+        guard settings.cacheBytes > 0 else { return nil }
+        let cache = ExactCache(capacity: settings.cacheBytes)
+        metrics.gauge("fbs_cache_lookups", help: "Exact cache lookups by outcome, and reads it let through.") {
+            let statistics = cache.currentStatistics
+            return [([("outcome", "hit")], Double(statistics.hits)), ([("outcome", "miss")], Double(statistics.misses)),
+                    ([("outcome", "bypassed")], Double(statistics.bypassed)),
+                    ([("outcome", "refused_fill")], Double(statistics.refusedFills))]
+        }
+        metrics.gauge("fbs_cache_size", help: "Exact cache entries and their estimated bytes.") {
+            let statistics = cache.currentStatistics
+            return [([("unit", "entries")], Double(statistics.entries)), ([("unit", "bytes")], Double(statistics.bytes))]
+        }
+        metrics.gauge("fbs_cache_fences", help: "Fences sent and announcements handled by the exact cache.") {
+            let statistics = cache.currentStatistics
+            return [([("kind", "fences_sent")], Double(statistics.fencesSent)),
+                    ([("kind", "invalidations")], Double(statistics.invalidations))]
+        }
+        return cache
+    }
+
     /// The Limited Login client the settings describe (`FBS_LIMITED_JWKS_URL`, `FBS_LIMITED_UNINSTALL_URL`).
     static func limitedLoginClient(_ settings: Settings, metrics: MetricsRegistry? = nil) throws -> LimitedLoginClient {
         do {

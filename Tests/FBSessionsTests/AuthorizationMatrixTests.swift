@@ -203,7 +203,7 @@ final class FullService: Sendable {
         self.harness = harness
         let database = Database(pool: harness.pool)
         let apps = PostgresAppStore(database: database, keyring: harness.keyring)
-        let keys = CachedKeyStore(PostgresKeyStore(database: database), ttl: keyCacheTTL)
+        let keys = CachedKeyStore(PostgresKeyStore(database: database, cache: harness.testCache.cache), ttl: keyCacheTTL)
         fetcher = try PictureFetcher(allowsHTTP: true)
         limitedClient = try LimitedLoginClient(
             configuration: .init(

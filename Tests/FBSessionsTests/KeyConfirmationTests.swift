@@ -13,6 +13,7 @@ private final class CountingKeyStore: KeyStore, @unchecked Sendable {
     private let lock = NSLock()
     private var asked = 0
     private var live = true
+    private var failing = false
 
     var confirmations: Int { lock.withLock { asked } }
 
@@ -41,24 +42,35 @@ private final class CountingKeyStore: KeyStore, @unchecked Sendable {
     }
 
     func isLive(keyID: String) async throws -> Bool {
-        lock.withLock {
+        try lock.withLock {
             asked += 1
+            if failing { throw ServiceError.databaseUnavailable }
             return live
         }
     }
+
+    func failConfirmations() {
+        lock.withLock { failing = true }
+    }
 }
 
-/// Two read-only routes that confirm the key in their own statement (`confirmsKeyInQuery`) but fail before any
-/// statement confirmed it: one because the database failed, one with a request error.
-private func makeRouter(keys: CountingKeyStore) -> Router {
-    let failing = Route(
-        "GET", "/v1/failing", operationID: "failing", scope: .sessions, confirmsKeyInQuery: true,
-        body: .waiting { _ in throw ServiceError.databaseUnavailable })
-    let refusing = Route(
-        "GET", "/v1/refusing", operationID: "refusing", scope: .sessions, confirmsKeyInQuery: true,
-        body: .waiting { _ in throw APIError.invalid("refused before any statement") })
+/// A route that counts its runs.
+private final class Runs: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func add() { lock.withLock { count += 1 } }
+}
+
+private func makeRouter(keys: CountingKeyStore, runs: Runs) -> Router {
+    let counted = Route(
+        "GET", "/v1/counted", operationID: "counted", scope: .sessions,
+        body: .waiting { _ in
+            runs.add()
+            return Response(status: 204)
+        })
     return Router(
-        routes: [failing, refusing], keys: keys,
+        routes: [counted], keys: keys,
         observer: Observer(metrics: MetricsRegistry(), logger: Logger(label: "http", handler: InMemoryLogHandler())))
 }
 
@@ -67,36 +79,41 @@ private func errorCode(_ response: Response) -> String? {
     return (object?["error"] as? [String: Any])?["code"] as? String
 }
 
-/// The router's fallback confirmation of a cached key (docs/caching.md, "As a fallback").
+/// A key whose app and scopes came from the cache is confirmed live before its handler runs (docs/caching.md):
+/// through ``KeyStore/isLive(keyID:)``, which the exact cache answers when it can.
 @Suite struct KeyConfirmationTests {
-    @Test func aRequestTheDatabaseFailedIsNotConfirmedAgainstTheSameDatabase() async throws {
-        // The handler's own statement failed (a frozen server: it waited out its deadline). A second statement to
-        // confirm the key would wait out another deadline before the same 503; the 503 tells a revoked key nothing.
+    @Test func aCachedKeyIsConfirmedBeforeTheHandlerRuns() async throws {
         let keys = CountingKeyStore()
         let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.sessions])
-        let router = makeRouter(keys: keys)
+        let runs = Runs()
+        let router = makeRouter(keys: keys, runs: runs)
         var headers = HTTPHeaders()
         headers.add("Authorization", "Bearer \(made.text)")
-        let answer = await RouteCaller.call(router, "GET", "/v1/failing", headers: headers)
+        let served = await RouteCaller.call(router, "GET", "/v1/counted", headers: headers)
+        #expect(served.status == 204)
+        #expect(keys.confirmations == 1)
+        #expect(runs.value == 1)
+        // Found revoked: 401, and the handler never runs.
+        keys.revokeAll()
+        let revoked = await RouteCaller.call(router, "GET", "/v1/counted", headers: headers)
+        #expect(revoked.status == 401)
+        #expect(errorCode(revoked) == "unauthorized")
+        #expect(keys.confirmations == 2)
+        #expect(runs.value == 1)
+    }
+
+    @Test func aConfirmationTheDatabaseCannotGiveIsA503AndNeverALogout() async throws {
+        let keys = CountingKeyStore()
+        let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.sessions])
+        let runs = Runs()
+        let router = makeRouter(keys: keys, runs: runs)
+        keys.failConfirmations()
+        var headers = HTTPHeaders()
+        headers.add("Authorization", "Bearer \(made.text)")
+        let answer = await RouteCaller.call(router, "GET", "/v1/counted", headers: headers)
         #expect(answer.status == 503)
         #expect(errorCode(answer) == "database_unavailable")
         #expect(answer.headers["Retry-After"] != nil)
-        #expect(keys.confirmations == 0)
-    }
-
-    @Test func anyOtherAnswerWithoutAConfirmingStatementIsStillConfirmed() async throws {
-        let keys = CountingKeyStore()
-        let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.sessions])
-        let router = makeRouter(keys: keys)
-        var headers = HTTPHeaders()
-        headers.add("Authorization", "Bearer \(made.text)")
-        let refused = await RouteCaller.call(router, "GET", "/v1/refusing", headers: headers)
-        #expect(refused.status == 400)
-        #expect(keys.confirmations == 1)
-        // A key found revoked by that confirmation gets 401, not the handler's answer.
-        keys.revokeAll()
-        let revoked = await RouteCaller.call(router, "GET", "/v1/refusing", headers: headers)
-        #expect(revoked.status == 401)
-        #expect(keys.confirmations == 2)
+        #expect(runs.value == 0)
     }
 }

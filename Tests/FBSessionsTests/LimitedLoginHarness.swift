@@ -213,11 +213,13 @@ final class LimitedLoginSecondInstance: Sendable {
     let pool: PostgresPool
     let server: Server
     let client: LimitedLoginClient
+    let testCache: TestCache
 
     init(_ harness: LimitedLoginHarness) async throws {
         self.harness = harness
         pool = PostgresPool(configuration: .init(connectionString: harness.base.databaseURL, size: 4))
         let database = Database(pool: pool)
+        testCache = TestCache(databaseURL: harness.base.databaseURL)
         let apps = PostgresAppStore(database: database, keyring: harness.base.keyring)
         let keys = PostgresKeyStore(database: database)
         client = try LimitedLoginClient(
@@ -226,7 +228,8 @@ final class LimitedLoginSecondInstance: Sendable {
                 allowsPlainHTTP: true),
             logger: SecretsTranscript.logger("fbsessiond.limited"))
         let sessions = SessionService(
-            store: PostgresSessionStore(database: database, keyring: harness.base.keyring), graph: harness.base.graph,
+            store: PostgresSessionStore(database: database, keyring: harness.base.keyring, cache: testCache.cache),
+            graph: harness.base.graph,
             apps: apps,
             policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3),
             limitedLogin: client)
@@ -260,6 +263,7 @@ final class LimitedLoginSecondInstance: Sendable {
     func stop() {
         server.shutdown(gracePeriod: 0)
         client.shutdown()
+        testCache.stop()
         pool.shutdown()
     }
 }

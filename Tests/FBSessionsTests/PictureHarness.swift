@@ -13,6 +13,8 @@ import TestSupport
 /// The picture route end to end: the Graph emulator over real HTTP (its CDN, or a scripted peer standing in for a
 /// hostile one), a fresh database, and the service on a real socket with a ``PictureService`` configured per test.
 final class PictureHarness: Sendable {
+    /// The exact cache and its listener (``TestCache``).
+    let testCache: TestCache
     /// How the picture service is set up.
     struct Options {
         var hosts = ["127.0.0.1"]
@@ -51,6 +53,7 @@ final class PictureHarness: Sendable {
         databaseURL = try TestDatabase.create()
         pool = PostgresPool(configuration: .init(connectionString: databaseURL, size: 8, connectTimeout: .seconds(2)))
         database = Database(pool: pool)
+        testCache = TestCache(databaseURL: databaseURL)
         (keyring, _) = SecretsTranscript.notingKeyring(Keyring.generate())
         facebookApp = try emulator.registerApp(requiresProof: true)
         let apps = PostgresAppStore(database: database, keyring: keyring)
@@ -65,7 +68,8 @@ final class PictureHarness: Sendable {
                 retry: .init(maxAttempts: 2, baseDelay: .milliseconds(10)), allowsPlainHTTP: true),
             logger: SecretsTranscript.logger("fbsessiond.graph"))
         sessions = SessionService(
-            store: PostgresSessionStore(database: database, keyring: keyring), graph: graph, apps: apps,
+            store: PostgresSessionStore(database: database, keyring: keyring, cache: testCache.cache), graph: graph,
+            apps: apps,
             policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
         fetcher = try PictureFetcher(allowsHTTP: options.allowHTTP)
         pictures = Self.pictureService(sessions: sessions, database: database, fetcher: fetcher, options: options)
@@ -154,6 +158,7 @@ final class PictureHarness: Sendable {
         client.shutdown()
         fetcher.shutdown()
         graph.shutdown()
+        testCache.stop()
         pool.shutdown()
         TestDatabase.drop(databaseURL)
     }

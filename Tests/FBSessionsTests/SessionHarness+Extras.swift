@@ -1,5 +1,6 @@
 import FBSessionsAPI
 import FBSessionsCore
+import FBSessionsGraph
 import FBSessionsStorage
 import Foundation
 import HTTPClient
@@ -8,30 +9,41 @@ import Postgres
 import Support
 import TestSupport
 
-/// A second service instance on the harness's database and emulator: its own pool, caches and single-flight
-/// map, as another process would have.
+/// A second service instance on the harness's database and emulator: its own pool, key cache, exact cache and
+/// listener, and single-flight map, as another process would have.
 final class SecondInstance: Sendable {
     let server: Server
     let pool: PostgresPool
     let harness: SessionHarness
     let store: PostgresSessionStore
+    let testCache: TestCache
+    private let fetcher: PictureFetcher
 
-    init(_ harness: SessionHarness, keyCacheTTL: Double = 0) async throws {
+    init(
+        _ harness: SessionHarness, keyCacheTTL: Double = 0, validateTTL: Double = 1,
+        cacheBytes: Int = TestCache.configuredBytes
+    ) async throws {
         self.harness = harness
         pool = PostgresPool(configuration: .init(connectionString: harness.databaseURL, size: 6))
         let database = Database(pool: pool)
+        testCache = TestCache(databaseURL: harness.databaseURL, bytes: cacheBytes)
         let apps = PostgresAppStore(database: database, keyring: harness.keyring)
-        let stored = PostgresKeyStore(database: database)
+        let stored = PostgresKeyStore(database: database, cache: testCache.cache)
         let keys: any KeyStore = keyCacheTTL > 0 ? CachedKeyStore(stored, ttl: keyCacheTTL) : stored
-        store = PostgresSessionStore(database: database, keyring: harness.keyring)
+        store = PostgresSessionStore(database: database, keyring: harness.keyring, cache: testCache.cache)
         let sessions = SessionService(
             store: store, graph: harness.graph, apps: apps,
-            policy: .init(validateTTL: 1, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
+            policy: .init(
+                validateTTL: validateTTL, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
+        fetcher = try PictureFetcher(allowsHTTP: true)
         let metrics = MetricsRegistry()
         let services = Services(
             apps: apps, keys: keys,
             readiness: PostgresReadiness(database: database, migrator: Migrator(migrations: try TestDatabase.migrations())),
-            metrics: metrics, openAPIDocument: [], sessions: sessions, maxSlots: 8)
+            metrics: metrics, openAPIDocument: [], sessions: sessions, maxSlots: 8,
+            pictures: PictureService(
+                sessions: sessions, store: PostgresPictureStore(database: database), fetcher: fetcher,
+                urlPolicy: PictureURLPolicy(hostSuffixes: ["127.0.0.1"], allowsHTTP: true)))
         var configuration = ServerConfiguration()
         configuration.port = 0
         server = try Server(
@@ -42,16 +54,24 @@ final class SecondInstance: Sendable {
                     observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))))
     }
 
-    func call(_ method: String, _ path: String, key: String? = nil) async throws -> SessionHarness.Reply {
+    func call(_ method: String, _ path: String, json: Any? = nil, key: String? = nil) async throws
+        -> SessionHarness.Reply
+    {
+        var headers = [("Authorization", "Bearer \(key ?? harness.key)")]
+        var body: [UInt8]?
+        if let json {
+            body = Array(try JSONSerialization.data(withJSONObject: json))
+            headers.append(("Content-Type", "application/json"))
+        }
         let response = try await harness.client.execute(
-            ClientRequest(
-                method: method, url: "http://127.0.0.1:\(server.port)\(path)",
-                headers: [("Authorization", "Bearer \(key ?? harness.key)")]))
+            ClientRequest(method: method, url: "http://127.0.0.1:\(server.port)\(path)", headers: headers, body: body))
         return SessionHarness.Reply(status: response.status, headers: response.headers, body: response.body)
     }
 
     func stop() {
         server.shutdown(gracePeriod: 0)
+        fetcher.shutdown()
+        testCache.stop()
         pool.shutdown()
     }
 }

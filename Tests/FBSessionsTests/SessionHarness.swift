@@ -34,6 +34,8 @@ final class SessionHarness: Sendable {
     /// The API key store the router uses (a ``CachedKeyStore`` when `keyCacheTTL` > 0).
     let keys: any KeyStore
     let validateTTL: Double
+    /// The exact cache and its listener (``TestCache``: as `FBS_CACHE_BYTES` says).
+    let testCache: TestCache
 
     init(
         maxSlots: Int = 8, validateTTL: Double = 300, requiredPermissions: [String] = [], keyCacheTTL: Double = 0
@@ -44,6 +46,7 @@ final class SessionHarness: Sendable {
         databaseURL = try TestDatabase.create()
         pool = PostgresPool(configuration: .init(connectionString: databaseURL, size: 6, connectTimeout: .seconds(2)))
         let database = Database(pool: pool)
+        testCache = TestCache(databaseURL: databaseURL)
         (keyring, keyringText) = SecretsTranscript.notingKeyring(Keyring.generate())
         facebookApp = try emulator.registerApp(redirectURIs: ["https://shop.example/callback"])
         let apps = PostgresAppStore(database: database, keyring: keyring)
@@ -51,7 +54,7 @@ final class SessionHarness: Sendable {
             AppDraft(
                 name: "shop", facebookAppID: facebookApp.id, secret: facebookApp.secret,
                 redirectURIs: ["https://shop.example/callback"], requiredPermissions: requiredPermissions))
-        let stored = PostgresKeyStore(database: database)
+        let stored = PostgresKeyStore(database: database, cache: testCache.cache)
         key = SecretsTranscript.noted("api key", try await stored.addKey(appID: app.id, scopes: Scope.allCases).text)
         sessionsKey = SecretsTranscript.noted(
             "api key", try await stored.addKey(appID: app.id, scopes: [.sessions]).text)
@@ -62,7 +65,7 @@ final class SessionHarness: Sendable {
                 baseURL: "http://127.0.0.1:\(emulatorServer.port)", timeout: .seconds(3),
                 retry: .init(maxAttempts: 2, baseDelay: .milliseconds(20)), allowsPlainHTTP: true),
             logger: SecretsTranscript.logger("fbsessiond.graph"))
-        store = PostgresSessionStore(database: database, keyring: keyring)
+        store = PostgresSessionStore(database: database, keyring: keyring, cache: testCache.cache)
         sessions = SessionService(
             store: store, graph: graph, apps: apps,
             policy: .init(
@@ -138,6 +141,7 @@ final class SessionHarness: Sendable {
         emulatorServer.shutdown(gracePeriod: 0)
         client.shutdown()
         graph.shutdown()
+        testCache.stop()
         pool.shutdown()
         TestDatabase.drop(databaseURL)
     }

@@ -1,10 +1,8 @@
--- PLANNED, NOT APPLIED: the migration the exact cache will need (docs/caching.md, "Next: exact caches").
--- It becomes migrations/0008_… when the cache is wired into the request path; until then no write pays for it.
---
 -- Purpose: every committed change to what an instance may cache (a session, an owner's active account or list,
--- an API key) is announced on the channel fbs_changes, by triggers, in the transaction that makes it. No write
--- path of the service and no operator's hand-written SQL can forget: the tables announce themselves.
--- (docs/caching.md, "Exact caches across instances", has the ordering argument this rests on.)
+-- an API key) is announced on the channel fbs_changes, by triggers, in the transaction that makes it, so that
+-- the exact caches of every instance (docs/caching.md, "Exact caches across instances") drop it before they
+-- answer a request that arrived after the commit. No write path of the service and no operator's hand-written
+-- SQL can forget: the tables announce themselves.
 --
 -- A transaction's announcements are folded into one notification, sent at commit: row triggers collect tokens in
 -- a transaction-local setting (fbs.changes), and a deferred constraint trigger sends them when the transaction

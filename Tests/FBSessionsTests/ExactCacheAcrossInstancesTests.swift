@@ -1,0 +1,255 @@
+import FBSessionsCore
+import FBSessionsStorage
+import Foundation
+import Postgres
+import Testing
+import TestSupport
+
+/// Keeps killing the listeners' connections (`pg_terminate_backend` on every `fbsessiond-listener` of the test
+/// database) at random short intervals until stopped, as a failing network or an operator would.
+private final class ListenerKiller: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stopped = false
+    private var killed = 0
+    private var task: Task<Void, Never>?
+
+    init(pool: PostgresPool) {
+        task = Task.detached { [self] in
+            while !isStopped {
+                let rows = try? await pool.query(
+                    """
+                    SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
+                    WHERE application_name = 'fbsessiond-listener' AND datname = current_database()
+                    """)
+                let count = (try? rows?.first?.decode("n", as: Int.self)) ?? 0
+                lock.withLock { killed += count }
+                try? await Task.sleep(for: .milliseconds(Int.random(in: 5...120)))
+            }
+        }
+    }
+
+    private var isStopped: Bool { lock.withLock { stopped } }
+
+    /// Stops killing; returns how many connections were killed.
+    func stop() async -> Int {
+        lock.withLock { stopped = true }
+        await task?.value
+        return lock.withLock { killed }
+    }
+}
+
+/// Two instances on one database, each with its own exact cache and listener (docs/caching.md, "Exact caches
+/// across instances"): a change committed through one is never contradicted by the other's next answer, calm and
+/// while the listeners' connections keep being killed. Every trial first makes the reading instance cache what
+/// the writing instance then changes; the stale answers are counted and must be zero.
+@Suite(.enabled(if: TestDatabase.isEnabled), .serialized) struct ExactCacheAcrossInstancesTests {
+    /// Two cached instances beside a harness (which provides the database, the emulator and the keys).
+    private struct Pair {
+        let harness: SessionHarness
+        let first: SecondInstance
+        let second: SecondInstance
+
+        static func make() async throws -> Pair {
+            let harness = try await SessionHarness(validateTTL: 300, keyCacheTTL: 3600)
+            return Pair(
+                harness: harness,
+                first: try await SecondInstance(harness, keyCacheTTL: 3600, validateTTL: 300, cacheBytes: 32 << 20),
+                second: try await SecondInstance(harness, keyCacheTTL: 3600, validateTTL: 300, cacheBytes: 32 << 20))
+        }
+
+        func stop() {
+            first.stop()
+            second.stop()
+            harness.stop()
+        }
+
+        /// The two instances, the writer first: alternating by trial.
+        func roles(_ trial: Int) -> (writer: SecondInstance, reader: SecondInstance) {
+            trial % 2 == 0 ? (first, second) : (second, first)
+        }
+
+        var hits: Int {
+            [first, second].reduce(0) { $0 + ($1.testCache.cache?.currentStatistics.hits ?? 0) }
+        }
+
+        /// Runs `body`, with a listener killer running throughout when `killing`; returns the kills.
+        func run(killing: Bool, _ body: () async throws -> Void) async throws -> Int {
+            let killer = killing ? ListenerKiller(pool: harness.pool) : nil
+            do {
+                try await body()
+            } catch {
+                _ = await killer?.stop()
+                throw error
+            }
+            return await killer?.stop() ?? 0
+        }
+    }
+
+    @Test(arguments: [false, true]) func aThousandLogoutsThenStatusOnTheOtherInstance(killing: Bool) async throws {
+        let pair = try await Pair.make()
+        defer { pair.stop() }
+        let user = try pair.harness.emulator.createUser(firstName: "Ada", lastName: "Lovelace")
+        var stale: [String] = []
+        var failures: [String] = []
+        let kills = try await pair.run(killing: killing) {
+            for trial in 0..<1000 {
+                let (writer, reader) = pair.roles(trial)
+                let token = try pair.harness.emulator.issueToken(appID: pair.harness.facebookApp.id, userID: user.id)
+                let login = try await writer.call(
+                    "POST", "/v1/sessions", json: ["owner": "owner-\(trial % 7)", "access_token": token.accessToken])
+                guard login.status == 201 || login.status == 200, let id = login.json["id"] as? String else {
+                    failures.append("trial \(trial): login \(login.status) \(login.errorCode ?? "")")
+                    continue
+                }
+                // The reader caches the open session (twice: a fill, then usually a hit).
+                for _ in 0..<2 {
+                    let open = try await reader.call("GET", "/v1/sessions/\(id)?validate=auto")
+                    if open.status != 200 || open.json["state"] as? String != "open" {
+                        failures.append("trial \(trial): open read \(open.status) \(open.json["state"] ?? "-")")
+                    }
+                }
+                let logout = try await writer.call("DELETE", "/v1/sessions/\(id)?revoke=false")
+                guard logout.status == 200 else {
+                    failures.append("trial \(trial): logout \(logout.status) \(logout.errorCode ?? "")")
+                    continue
+                }
+                let after = try await reader.call("GET", "/v1/sessions/\(id)?validate=auto")
+                if after.status != 200 {
+                    failures.append("trial \(trial): status after logout \(after.status)")
+                } else if after.json["state"] as? String != "closed" {
+                    stale.append("trial \(trial): \(after.json["state"] ?? "-")")
+                }
+            }
+        }
+        #expect(stale.isEmpty, "\(stale.count) stale answers of 1000 (listener kills: \(kills)): \(stale.prefix(5))")
+        #expect(failures.isEmpty, "\(failures.count) failed requests: \(failures.prefix(5))")
+        #expect(!killing || kills > 0, "the killer found no listener to kill")
+        #expect(killing || pair.hits >= 500, "the readers' caches answered only \(pair.hits) reads")
+    }
+
+    @Test(arguments: [false, true]) func aKeyRevokedThroughTheCLIIsRefusedByTheNextRequestOnTheOther(killing: Bool)
+        async throws
+    {
+        let pair = try await Pair.make()
+        defer { pair.stop() }
+        let stored = PostgresKeyStore(database: Database(pool: pair.harness.pool))
+        var stale: [String] = []
+        var failures: [String] = []
+        let kills = try await pair.run(killing: killing) {
+            for round in 0..<6 {
+                let made = try await stored.addKey(appID: pair.harness.app.id, scopes: [.sessions])
+                let key = SecretsTranscript.noted("api key", made.text)
+                let (_, reader) = pair.roles(round)
+                // The reader knows the key (its app and scopes) and has found it live (twice: a fill, then a hit).
+                for _ in 0..<2 {
+                    let known = try await reader.call("GET", "/v1/owners/k-\(round)/sessions", key: key)
+                    if known.status != 200 { failures.append("round \(round): before \(known.status)") }
+                }
+                let revoke = try CommandLineTests.run(
+                    ["key", "revoke", made.key.id], environment: ["DATABASE_URL": pair.harness.databaseURL])
+                guard revoke.status == 0 else {
+                    failures.append("round \(round): key revoke exited \(revoke.status): \(revoke.errors)")
+                    continue
+                }
+                let after = try await reader.call("GET", "/v1/owners/k-\(round)/sessions", key: key)
+                if after.status != 401 { stale.append("round \(round): \(after.status)") }
+            }
+        }
+        #expect(stale.isEmpty, "\(stale.count) revoked keys let in (listener kills: \(kills)): \(stale)")
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
+    @Test(arguments: [false, true]) func aProfileChangedThroughOneIsReadThroughTheOther(killing: Bool) async throws {
+        let pair = try await Pair.make()
+        defer { pair.stop() }
+        let harness = pair.harness
+        let user = try harness.emulator.createUser(firstName: "Ada", lastName: "Lovelace")
+        let token = try harness.emulator.issueToken(appID: harness.facebookApp.id, userID: user.id)
+        let login = try await pair.first.call("POST", "/v1/sessions", json: ["owner": "p-1", "access_token": token.accessToken])
+        let id = try #require(login.json["id"] as? String)
+        var stale: [String] = []
+        var failures: [String] = []
+        let kills = try await pair.run(killing: killing) {
+            for round in 0..<40 {
+                let (writer, reader) = pair.roles(round)
+                for _ in 0..<2 { _ = try await reader.call("GET", "/v1/sessions/\(id)?validate=never") }
+                let name = "Ada Round\(round)"
+                _ = try harness.emulator.updateUser(user.id) { $0.name = name }
+                // The writer validates against Graph now, and stores the new profile.
+                let fresh = try await writer.call("GET", "/v1/sessions/\(id)?validate=always")
+                guard fresh.status == 200, (fresh.json["profile"] as? [String: Any])?["name"] as? String == name else {
+                    failures.append("round \(round): writer \(fresh.status) \(fresh.text.prefix(120))")
+                    continue
+                }
+                let read = try await reader.call("GET", "/v1/sessions/\(id)?validate=never")
+                let seen = (read.json["profile"] as? [String: Any])?["name"] as? String
+                if seen != name { stale.append("round \(round): \(seen ?? "-")") }
+            }
+        }
+        #expect(stale.isEmpty, "\(stale.count) old profiles of 40 (listener kills: \(kills)): \(stale.prefix(5))")
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+    }
+
+    @Test(arguments: [false, true]) func theActiveAccountSwitchedOnOneIsListedByTheOther(killing: Bool) async throws {
+        let pair = try await Pair.make()
+        defer { pair.stop() }
+        let harness = pair.harness
+        var ids: [String] = []
+        for slot in 0..<2 {
+            let (_, token) = try harness.userToken(name: "Slot \(slot)")
+            let login = try await pair.first.call(
+                "POST", "/v1/sessions", json: ["owner": "a-1", "access_token": token, "slot": slot])
+            ids.append(try #require(login.json["id"] as? String))
+        }
+        var stale: [String] = []
+        var failures: [String] = []
+        let kills = try await pair.run(killing: killing) {
+            for round in 0..<60 {
+                let (writer, reader) = pair.roles(round)
+                for _ in 0..<2 { _ = try await reader.call("GET", "/v1/owners/a-1/sessions") }
+                let target = ids[round % 2]
+                let switched = try await writer.call("PUT", "/v1/owners/a-1/active", json: ["session_id": target])
+                guard switched.status == 200 else {
+                    failures.append("round \(round): switch \(switched.status) \(switched.errorCode ?? "")")
+                    continue
+                }
+                let list = try await reader.call("GET", "/v1/owners/a-1/sessions")
+                let active = list.json["active_session_id"] as? String
+                let flagged = (list.json["sessions"] as? [[String: Any]])?.first { $0["active"] as? Bool == true }?["id"]
+                if active != target || flagged as? String != target {
+                    stale.append("round \(round): active \(active ?? "-")")
+                }
+                // The session's own status says the same.
+                let status = try await reader.call("GET", "/v1/sessions/\(target)?validate=never")
+                if status.json["active"] as? Bool != true { stale.append("round \(round): status not active") }
+            }
+        }
+        #expect(stale.isEmpty, "\(stale.count) old active accounts of 60 (listener kills: \(kills)): \(stale.prefix(5))")
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+    }
+
+    /// Hand-written SQL is announced too (the triggers of migration 0008): an operator's UPDATE is never
+    /// contradicted by a cache.
+    @Test func anOperatorsSQLIsSeenByTheNextRead() async throws {
+        let pair = try await Pair.make()
+        defer { pair.stop() }
+        let (_, token) = try pair.harness.userToken()
+        let login = try await pair.first.call("POST", "/v1/sessions", json: ["owner": "sql-1", "access_token": token])
+        let id = try #require(login.json["id"] as? String)
+        for _ in 0..<2 { _ = try await pair.second.call("GET", "/v1/sessions/\(id)?validate=never") }
+        _ = try await pair.harness.rows("UPDATE sessions SET action_required = 'reauthorize' WHERE id = \(id)")
+        let read = try await pair.second.call("GET", "/v1/sessions/\(id)?validate=never")
+        #expect(read.json["action_required"] as? String == "reauthorize", "\(read.text)")
+        // A transaction too big for one notification announces everything ('*'): the session's change rides in
+        // a statement that also creates 500 owners.
+        for _ in 0..<2 { _ = try await pair.second.call("GET", "/v1/sessions/\(id)?validate=never") }
+        _ = try await pair.harness.rows(
+            """
+            WITH cleared AS (UPDATE sessions SET action_required = NULL WHERE id = \(id) RETURNING 1)
+            INSERT INTO owners (app_id, owner)
+            SELECT \(pair.harness.app.id), 'bulk-' || g FROM generate_series(1, 500) g, cleared
+            """)
+        let cleared = try await pair.second.call("GET", "/v1/sessions/\(id)?validate=never")
+        #expect(cleared.json["action_required"] is NSNull || cleared.json["action_required"] == nil, "\(cleared.text)")
+    }
+}
