@@ -293,10 +293,26 @@ public final class ExactCache: @unchecked Sendable {
             sender(String(token))
             scheduleTimeout(for: token)
         }
-        for (continuation, passed) in resumed {
-            continuation.resume(returning: passed)
+        Self.resume(resumed)
+    }
+
+    /// Resumes waiters off the calling thread, spread over the processors. A request's task prefers the
+    /// server's inline executor, so it goes on on whatever thread resumes it: resumed on the listener's thread,
+    /// every request of a fence would run the rest of its handler there, one after another, while the listener
+    /// waits to read the next notification and to send the next fence.
+    private static func resume(_ waiters: [(CheckedContinuation<Bool, Never>, Bool)]) {
+        guard !waiters.isEmpty else { return }
+        let lanes = min(waiters.count, resumerLanes)
+        for lane in 0..<lanes {
+            DispatchQueue.global().async {
+                for index in stride(from: lane, to: waiters.count, by: lanes) {
+                    waiters[index].0.resume(returning: waiters[index].1)
+                }
+            }
         }
     }
+
+    private static let resumerLanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
     private func scheduleTimeout(for token: UInt64) {
         DispatchQueue.global().asyncAfter(deadline: .now() + fenceTimeout) { [weak self] in

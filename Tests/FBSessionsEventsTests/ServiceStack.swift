@@ -64,7 +64,7 @@ final class ServiceStack: Sendable {
             "FBS_GRAPH_TIMEOUT": "3", "FBS_SWEEP_INTERVAL": "0", "FBS_SHUTDOWN_GRACE": "0",
             "FBS_STATEMENT_TIMEOUT": String(options.statementTimeout),
             "FBS_DB_ACQUIRE_TIMEOUT": String(options.acquireTimeout), "FBS_DB_POOL_SIZE": String(options.poolSize),
-            "FBS_KEY_CACHE_TTL": String(options.keyCacheTTL),
+            "FBS_KEY_CACHE_TTL": String(options.keyCacheTTL), "FBS_CACHE_BYTES": String(TestCache.configuredBytes),
         ]
         if options.setsDirectURL { environment["FBS_DIRECT_DATABASE_URL"] = directURL }
         if let prepared = options.preparedStatements { environment["FBS_DB_PREPARED_STATEMENTS"] = String(prepared) }
