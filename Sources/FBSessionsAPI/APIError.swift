@@ -34,23 +34,26 @@ public struct APIError: Error, Sendable {
 
     /// The response in the contract's shape, with the request id.
     public func response(requestID: String) -> Response {
-        var json = #"{"error":{"code":""# + code.rawValue + #"","message":"# + JSONText.quoted(message)
-        for key in extra.keys.sorted() {
-            json += "," + JSONText.quoted(key) + ":" + JSONText.quoted(extra[key] ?? "")
-        }
-        for key in integers.keys.sorted() {
-            json += "," + JSONText.quoted(key) + ":" + String(integers[key] ?? 0)
-        }
+        var fields: [(name: String, json: String)] = extra.keys.sorted().map { ($0, JSONText.quoted(extra[$0] ?? "")) }
+        fields += integers.keys.sorted().map { ($0, String(integers[$0] ?? 0)) }
         if let graph {
-            json += #","graph":{"code":"# + String(graph.code)
-            json += #","subcode":"# + (graph.subcode.map(String.init) ?? "null")
-            json += #","type":"# + (graph.type.map(JSONText.quoted) ?? "null")
-            json += #","fbtrace_id":"# + (graph.fbtraceID.map(JSONText.quoted) ?? "null") + "}"
+            var object = #"{"code":"# + String(graph.code)
+            object += #","subcode":"# + (graph.subcode.map(String.init) ?? "null")
+            object += #","type":"# + (graph.type.map(JSONText.quoted) ?? "null")
+            object += #","fbtrace_id":"# + (graph.fbtraceID.map(JSONText.quoted) ?? "null") + "}"
+            fields.append(("graph", object))
         }
-        json += #","request_id":"# + JSONText.quoted(requestID) + "}}"
-        var response = Response.json(status: status, body: Array(json.utf8))
+        var response = Response.error(
+            status: status, code: code.rawValue, message: message, fields: fields, requestID: requestID)
         for field in headers { response.headers.add(field.name, field.value) }
         return response
+    }
+
+    /// 401 `unauthorized` with `WWW-Authenticate: Bearer`: no key, an unknown or wrong key, or a revoked one.
+    static var unauthorized: APIError {
+        var error = APIError(401, .unauthorized, "Send a valid API key as Authorization: Bearer <key>.")
+        error.headers.add("WWW-Authenticate", "Bearer")
+        return error
     }
 
     /// The one mapping from any error to what the client sees. Anything not known here is a 500 that reveals
@@ -60,15 +63,7 @@ public struct APIError: Error, Sendable {
         case let error as APIError:
             return error
         case ServiceError.keyRevoked:
-            var mapped = APIError(401, .unauthorized, "Send a valid API key as Authorization: Bearer <key>.")
-            mapped.headers.add("WWW-Authenticate", "Bearer")
-            return mapped
-        case is CancellationError:
-            // The request's task was cancelled: its deadline passed (the client already got 503 `timeout`) or
-            // the server is stopping. Nobody reads this answer; it says the same and is no unexpected error.
-            var mapped = APIError(503, .timeout, "The request took too long; try again.")
-            mapped.headers.add("Retry-After", "1")
-            return mapped
+            return .unauthorized
         case ServiceError.databaseUnavailable:
             var mapped = APIError(503, .databaseUnavailable, "The database is unavailable; try again shortly.")
             mapped.headers.add("Retry-After", "1")

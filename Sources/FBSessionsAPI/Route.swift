@@ -36,7 +36,7 @@ public final class Route: Sendable {
         self.path = PathTemplate(path)
         self.operationID = operationID
         self.scope = scope
-        self.acceptsJSON = acceptsJSON && method == "GET"
+        self.acceptsJSON = acceptsJSON
         self.body = body
     }
 }

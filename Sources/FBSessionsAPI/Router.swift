@@ -53,7 +53,7 @@ public struct Router: RequestHandler {
                 return .reject(error.response(requestID: head.requestID), route: route.path.description)
             }
             if route.scope != nil, bearer(head) == nil {
-                return .reject(Self.unauthorized.response(requestID: head.requestID), route: route.path.description)
+                return .reject(APIError.unauthorized.response(requestID: head.requestID), route: route.path.description)
             }
             return .proceed(route: route.path.description, match: found)
         }
@@ -87,7 +87,7 @@ public struct Router: RequestHandler {
                 var principal: Principal?
                 if let scope = route.scope {
                     guard let presented, let found = try await keys.lookup(presented) else {
-                        throw Self.unauthorized
+                        throw APIError.unauthorized
                     }
                     let caller = found.principal
                     if !found.isConfirmed {
@@ -104,7 +104,11 @@ public struct Router: RequestHandler {
                 return try await Self.run(route, context)
             } catch ServiceError.keyRevoked {
                 if let presented, let id = APIKeyText.id(in: presented) { keys.forget(keyID: id) }
-                return Self.unauthorized.response(requestID: requestID)
+                return APIError.unauthorized.response(requestID: requestID)
+            } catch is CancellationError {
+                // Its deadline passed (the client already got this same answer from the HTTP layer) or the
+                // server is stopping. Nobody reads it, and it is no unexpected error.
+                return .handlerTimedOut(requestID: requestID)
             } catch {
                 let mapped = APIError.from(error)
                 if mapped.code == .internalError { observer.unexpected(error, requestID: requestID, route: route.path.description) }
@@ -232,11 +236,5 @@ public struct Router: RequestHandler {
             while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
         }
-    }
-
-    private static var unauthorized: APIError {
-        var error = APIError(401, .unauthorized, "Send a valid API key as Authorization: Bearer <key>.")
-        error.headers.add("WWW-Authenticate", "Bearer")
-        return error
     }
 }

@@ -161,7 +161,7 @@ enum OwnerRoutes {
 extension RouteContext {
     /// The caller's app (every scoped route has one).
     func app() throws -> App {
-        guard let principal else { throw APIError(401, .unauthorized, "Send a valid API key.") }
+        guard let principal else { throw APIError.unauthorized }
         return principal.app
     }
 

@@ -3,13 +3,13 @@ import Foundation
 
 /// A ``KeyStore`` that remembers which app and scopes a presented key belongs to, so that a busy backend's
 /// requests skip the key lookup (a join of `api_keys` and `apps` and a hash comparison), but never whether the key
-/// is still live: every request confirms that in the database after the cache answered (docs/caching.md).
+/// is still live (docs/caching.md, "API keys").
 ///
-/// ``lookup(_:)`` answers from the cache with ``KeyLookup/isConfirmed`` false; the router then confirms the key's
-/// liveness, either inside the request's own first statement (``KeyCheck``: the status, owner-list and picture
-/// reads carry `EXISTS (… api_keys … revoked_at IS NULL)` in the same round trip) or with one small prepared query
-/// before the handler runs. So a key revoked on any instance, or with the CLI, is refused by the very next request
-/// that starts after the revocation committed, on every instance. What is cached never changes for a key's
+/// ``lookup(_:)`` answers from the cache with ``KeyLookup/isConfirmed`` false; the router then asks the base
+/// store's ``KeyStore/isLive(keyID:)`` before the handler runs, which the exact cache answers when it can (a
+/// revocation committed anywhere is announced and drops its entry) and a batched statement otherwise. So a key
+/// revoked on any instance, or with the CLI, is refused by the very next request that starts after the
+/// revocation committed, on every instance. What is cached never changes for a key's
 /// lifetime (a key's app and scopes are fixed; apps are never edited), so there is nothing else to go stale;
 /// `ttl` only bounds how long an unused entry stays.
 ///

@@ -4,9 +4,9 @@ import FBSessionsCore
 import Foundation
 import Postgres
 
-/// Sessions and API-key liveness kept in memory, exact across instances (docs/caching.md, "Next: exact caches
-/// across instances"): no answer from it is ever made false by a change that committed before the request arrived, on
-/// any instance, whatever writes it (the service, the CLI, an operator's SQL).
+/// Sessions, owners' lists and API-key liveness kept in memory, exact across instances (docs/caching.md, "Exact
+/// caches across instances"): no answer from it is ever made false by a change that committed before the request
+/// arrived, on any instance, whatever writes it (the service, the CLI, an operator's SQL).
 ///
 /// - **Invalidation.** Triggers announce every change to `sessions`, `owners` and `api_keys` on `fbs_changes`, in
 ///   the transaction that makes it (migration 0008). The event listener's connection (past any pooler) hands each

@@ -33,14 +33,31 @@ public struct Response: Sendable {
         return Response(status: status, headers: headers, body: body)
     }
 
-    /// An error in the contract's shape, `{"error": {"code": ..., "message": ...}}`, for errors the HTTP layer
-    /// itself detects (413, 431, 500, 503). `code` must be snake_case ASCII; `message` is escaped here.
-    public static func error(status: Int, code: String, message: String, requestID: String? = nil) -> Response {
+    /// An error in the contract's shape, `{"error": {"code": ..., "message": ..., ...fields, "request_id": ...}}`:
+    /// the one place the envelope is written, for the errors the HTTP layer itself detects (413, 431, 500, 503)
+    /// and for every API error (`APIError.response`). `code` must be snake_case ASCII; `message` is escaped here;
+    /// each field's value is JSON already (a quoted string, a number, an object).
+    public static func error(
+        status: Int, code: String, message: String, fields: [(name: String, json: String)] = [],
+        requestID: String? = nil
+    ) -> Response {
         var json = #"{"error":{"code":""# + code + #"","message":"# + JSONText.quoted(message)
+        for field in fields {
+            json += "," + JSONText.quoted(field.name) + ":" + field.json
+        }
         if let requestID {
             json += #","request_id":"# + JSONText.quoted(requestID)
         }
         json += "}}"
         return .json(status: status, body: Array(json.utf8))
+    }
+
+    /// 503 `timeout` with `Retry-After`: the handler did not answer within its deadline. The HTTP layer sends it
+    /// when the deadline passes; a handler whose task was cancelled for it answers the same.
+    public static func handlerTimedOut(requestID: String?) -> Response {
+        var response = Response.error(
+            status: 503, code: "timeout", message: "The request took too long; try again.", requestID: requestID)
+        response.headers.add("Retry-After", "1")
+        return response
     }
 }

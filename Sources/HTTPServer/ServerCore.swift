@@ -205,7 +205,7 @@ final class ServerCore: @unchecked Sendable {
         }
         for exchange in expired {
             let task = lock.withLock { exchange.task }
-            finish(exchange, with: Self.handlerTimedOut(exchange.head?.requestID))
+            finish(exchange, with: .handlerTimedOut(requestID: exchange.head?.requestID))
             task?.cancel()
         }
     }
@@ -296,13 +296,6 @@ final class ServerCore: @unchecked Sendable {
 
     static func tooLarge(_ limit: Int) -> Response {
         .error(status: 413, code: "payload_too_large", message: "The request body is larger than \(limit) bytes.")
-    }
-
-    static func handlerTimedOut(_ requestID: String?) -> Response {
-        var response = Response.error(
-            status: 503, code: "timeout", message: "The request took too long; try again.", requestID: requestID)
-        response.headers.add("Retry-After", "1")
-        return response
     }
 
     static func shuttingDown(_ requestID: String?) -> Response {

@@ -78,7 +78,7 @@ public final class PostgresListener: Sendable {
     /// can; the notification then comes back through the callback like any other. Because PostgreSQL hands a
     /// listener the notifications of committed transactions in commit order, by the time the fence comes back
     /// every notification of a transaction that committed before the fence was sent has been handed out
-    /// (docs/caching.md, "Next: exact caches across instances"). A request made while another is waiting to be
+    /// (docs/caching.md, "The fence, and why it proves enough"). A request made while another is waiting to be
     /// sent replaces it; one made while the connection is down is sent once it is back. Needs
     /// ``Configuration/fenceChannel``.
     ///

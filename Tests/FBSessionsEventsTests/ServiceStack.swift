@@ -32,6 +32,8 @@ final class ServiceStack: Sendable {
         var poolSize = 8
         /// `FBS_KEY_CACHE_TTL`, seconds.
         var keyCacheTTL = 0.0
+        /// `FBS_CACHE_BYTES`; by default what the suite runs with (``TestCache/configuredBytes``).
+        var cacheBytes = TestCache.configuredBytes
     }
 
     let options: Options
@@ -64,7 +66,7 @@ final class ServiceStack: Sendable {
             "FBS_GRAPH_TIMEOUT": "3", "FBS_SWEEP_INTERVAL": "0", "FBS_SHUTDOWN_GRACE": "0",
             "FBS_STATEMENT_TIMEOUT": String(options.statementTimeout),
             "FBS_DB_ACQUIRE_TIMEOUT": String(options.acquireTimeout), "FBS_DB_POOL_SIZE": String(options.poolSize),
-            "FBS_KEY_CACHE_TTL": String(options.keyCacheTTL), "FBS_CACHE_BYTES": String(TestCache.configuredBytes),
+            "FBS_KEY_CACHE_TTL": String(options.keyCacheTTL), "FBS_CACHE_BYTES": String(options.cacheBytes),
         ]
         if options.setsDirectURL { environment["FBS_DIRECT_DATABASE_URL"] = directURL }
         if let prepared = options.preparedStatements { environment["FBS_DB_PREPARED_STATEMENTS"] = String(prepared) }

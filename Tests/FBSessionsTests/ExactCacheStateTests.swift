@@ -4,7 +4,7 @@ import Foundation
 import Postgres
 import Testing
 
-/// The state machines of the exact cache (docs/caching.md, "Next: exact caches"), without a database: the fence
+/// The state machines of the exact cache (docs/caching.md, "Exact caches across instances"), without a database: the fence
 /// queue, the invalidation log's fill rule, the CLOCK eviction, and the cache's handling of listener signals.
 struct FenceQueueTests {
     @Test func aLoneRequestSendsAFenceAndPassesWhenItComesBack() {

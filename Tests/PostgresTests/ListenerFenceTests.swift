@@ -4,7 +4,7 @@ import Testing
 
 /// ``PostgresListener/sendFence(_:)`` against a real server: the fence comes back through the callback, after every
 /// notification of a transaction that committed before it was sent (PostgreSQL's commit-order delivery, which the
-/// exact cache rests on: docs/caching.md, "Next: exact caches").
+/// exact cache rests on: docs/caching.md, "The fence, and why it proves enough").
 @Suite("Listener fences against a real database", .enabled(if: TestDatabase.isEnabled))
 struct ListenerFenceTests {
     final class Seen: @unchecked Sendable {
