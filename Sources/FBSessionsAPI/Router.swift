@@ -42,7 +42,14 @@ public struct Router: RequestHandler {
         routes.map { ($0.method, $0.path.description, $0.operationID) }
     }
 
-    public func inspect(_ head: RequestHead) -> HeadDecision {
+    /// What ``inspect(_:)`` matched for one request: the route and its parameters, and the bearer token, parsed
+    /// once here.
+    public struct Match: Sendable {
+        fileprivate let found: Found
+        fileprivate let bearer: String?
+    }
+
+    public func inspect(_ head: RequestHead) -> HeadDecision<Match> {
         switch find(head) {
         case .failure(let failure):
             return .reject(failure.error.response(requestID: head.requestID), route: failure.route)
@@ -52,26 +59,17 @@ public struct Router: RequestHandler {
                 let error = APIError(415, .unsupportedMediaType, "Send the body as application/json.")
                 return .reject(error.response(requestID: head.requestID), route: route.path.description)
             }
-            if route.scope != nil, bearer(head) == nil {
+            let presented = route.scope == nil ? nil : bearer(head)
+            if route.scope != nil, presented == nil {
                 return .reject(APIError.unauthorized.response(requestID: head.requestID), route: route.path.description)
             }
-            return .proceed(route: route.path.description, match: found)
+            return .proceed(route: route.path.description, match: Match(found: found, bearer: presented))
         }
     }
 
-    public func respond(to request: Request) -> Reply {
+    public func respond(to request: Request, match: Match) -> Reply {
         let requestID = request.requestID
-        // The route `inspect` matched comes back with the request; match again only for a request made without
-        // `inspect` (route-level tests).
-        let matched: Found
-        if let found = request.match as? Found {
-            matched = found
-        } else if case .success(let found) = find(request.head) {
-            matched = found
-        } else {
-            return .now(APIError(404, .notFound, "No such route.").response(requestID: requestID))
-        }
-        let found = matched
+        let found = match.found
         guard let query = QueryString.parse(request.head.rawQuery) else {
             return .now(APIError.invalid("The query string is not validly percent-encoded.").response(requestID: requestID))
         }
@@ -81,7 +79,7 @@ public struct Router: RequestHandler {
         }
         let keys = self.keys
         let observer = self.observer
-        let presented = bearer(request.head)
+        let presented = match.bearer
         return .later {
             do {
                 var principal: Principal?
@@ -130,9 +128,9 @@ public struct Router: RequestHandler {
 
     // MARK: Matching
 
-    /// A matched route and its decoded parameters. A class, so that handing it through ``HeadDecision`` (as
-    /// `any Sendable`) and keeping the literal paths' matches costs a retain, not a copy of the route.
-    private final class Found: Sendable {
+    /// A matched route and its decoded parameters. A class, so that keeping the literal paths' matches and handing
+    /// one through ``Match`` costs a retain, not a copy of the route.
+    fileprivate final class Found: Sendable {
         let route: Route
         let parameters: [String: String]
 

@@ -6,7 +6,7 @@ import HTTPServer
 struct EmulatorHandler: RequestHandler {
     let state: EmulatorState
 
-    func inspect(_ head: RequestHead) -> HeadDecision {
+    func inspect(_ head: RequestHead) -> HeadDecision<Void> {
         let first = head.path.split(separator: "/").first.map(String.init) ?? ""
         switch first {
         case "__emulator": return .proceed(route: "control")
@@ -15,7 +15,7 @@ struct EmulatorHandler: RequestHandler {
         }
     }
 
-    func respond(to request: Request) -> Reply {
+    func respond(to request: Request, match: Void) -> Reply {
         let first = request.path.split(separator: "/").first.map(String.init) ?? ""
         if first == "__emulator" { return .now(ControlRoutes(state: state).respond(to: request)) }
         let baseURL = baseURL(for: request)

@@ -30,14 +30,11 @@ public struct Request: Sendable {
     public let head: RequestHead
     /// The body bytes (at most the configured body limit).
     public let body: [UInt8]
-    /// What the handler's ``RequestHandler/inspect(_:)`` matched (``HeadDecision/proceed(route:match:)``), or nil.
-    public let match: (any Sendable)?
 
     /// Creates a request; the server makes these, and tests may too.
-    public init(head: RequestHead, body: [UInt8], match: (any Sendable)? = nil) {
+    public init(head: RequestHead, body: [UInt8]) {
         self.head = head
         self.body = body
-        self.match = match
     }
 
     /// The method as sent.

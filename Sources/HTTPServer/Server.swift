@@ -26,7 +26,7 @@ public final class Server: @unchecked Sendable {
     public init(configuration: ServerConfiguration, handler: some RequestHandler) throws {
         LibraryPanic.install()
         self.configuration = configuration
-        self.core = ServerCore(configuration: configuration, handler: handler)
+        self.core = ServerCore(configuration: configuration, handler: ErasedHandler(handler))
         let socket = try ListenSocket(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
         self.port = socket.port
 

@@ -13,7 +13,7 @@ import Synchronization
 /// lock four times per request (docs/performance.md, round 3).
 final class ServerCore: @unchecked Sendable {
     let configuration: ServerConfiguration
-    let handler: any RequestHandler
+    let handler: ErasedHandler
     private let lock = NSLock()
     private var waiting: [ObjectIdentifier: Exchange] = [:]
     private var stopping = false
@@ -22,7 +22,7 @@ final class ServerCore: @unchecked Sendable {
 
     private let reaper: any DispatchSourceTimer
 
-    init(configuration: ServerConfiguration, handler: any RequestHandler) {
+    init(configuration: ServerConfiguration, handler: ErasedHandler) {
         self.configuration = configuration
         self.handler = handler
         let interval = min(0.25, max(0.01, configuration.handlerTimeout / 4))
@@ -153,10 +153,11 @@ final class ServerCore: @unchecked Sendable {
         guard case .receiving = exchange.state, let head = exchange.head else {
             return queue(Self.tooLarge(configuration.maxBodyBytes), for: exchange, on: connection)
         }
-        let request = Request(head: head, body: exchange.body, match: exchange.match)
+        let request = Request(head: head, body: exchange.body)
+        let match = exchange.match ?? ()
         exchange.body = []
         exchange.match = nil
-        switch handler.respond(to: request) {
+        switch handler.respond(request, match) {
         case .now(let response):
             return queue(response, for: exchange, on: connection)
         case .later(let work):

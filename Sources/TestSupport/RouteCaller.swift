@@ -14,10 +14,11 @@ public enum RouteCaller {
         if !body.isEmpty, !headers.contains("Content-Length") { headers.add("Content-Length", String(body.count)) }
         let head = RequestHead(method: method, path: path, rawQuery: query, headers: headers, requestID: "test-request")
         let response: Response
-        if case .reject(let rejection, _) = handler.inspect(head) {
+        switch handler.inspect(head) {
+        case .reject(let rejection, _):
             response = rejection
-        } else {
-            switch handler.respond(to: Request(head: head, body: body)) {
+        case .proceed(_, let match):
+            switch handler.respond(to: Request(head: head, body: body), match: match) {
             case .now(let answer): response = answer
             case .later(let work): response = await work()
             }

@@ -165,14 +165,14 @@ public struct RecordingHandler<Base: RequestHandler>: RequestHandler {
     /// The handler that answers.
     public let base: Base
 
-    public func inspect(_ head: RequestHead) -> HeadDecision {
+    public func inspect(_ head: RequestHead) -> HeadDecision<Base.Match> {
         let decision = base.inspect(head)
         if case .reject(let response, _) = decision { SecretsTranscript.record(head, response) }
         return decision
     }
 
-    public func respond(to request: Request) -> Reply {
-        switch base.respond(to: request) {
+    public func respond(to request: Request, match: Base.Match) -> Reply {
+        switch base.respond(to: request, match: match) {
         case .now(let response):
             SecretsTranscript.record(request.head, response)
             return .now(response)

@@ -7,7 +7,7 @@ import TestSupport
 private struct DemoHandler: RequestHandler {
     let records = RecordLog()
 
-    func inspect(_ head: RequestHead) -> HeadDecision {
+    func inspect(_ head: RequestHead) -> HeadDecision<Void> {
         switch (head.method, head.path) {
         case ("GET", "/hello"), ("POST", "/echo"), ("GET", "/slow"), ("GET", "/never"), ("GET", "/raw%2Fpath"),
             ("GET", "/at-once"), ("GET", "/foreign"), ("GET", "/big"), ("GET", "/reaped"):
@@ -17,7 +17,7 @@ private struct DemoHandler: RequestHandler {
         }
     }
 
-    func respond(to request: Request) -> Reply {
+    func respond(to request: Request, match: Void) -> Reply {
         switch request.path {
         case "/hello":
             return .now(.json(status: 200, body: Array(#"{"hello":"world"}"#.utf8)))
