@@ -314,9 +314,9 @@ public final class ExactCache: @unchecked Sendable {
 
     private static let resumerLanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
+    /// Holds the cache for the timeout's length (no weak reference: the cache lives as long as its listener).
     private func scheduleTimeout(for token: UInt64) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + fenceTimeout) { [weak self] in
-            guard let self else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + fenceTimeout) { [self] in
             let effects = lock.withLock { () -> FenceQueue.Effects in
                 guard fences.inFlight == token else { return FenceQueue.Effects() }
                 log.fenceTimedOut()

@@ -104,7 +104,8 @@ import TestSupport
             server.executableURL = URL(fileURLWithPath: binary)
             server.arguments = ["serve"]
             server.currentDirectoryURL = Self.root
-            server.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
+            server.environment = ["PATH": "/usr/bin:/bin"].merging(SanitizerEnvironment.passedOn) { $1 }
+                .merging(environment) { $1 }
             let logs = Pipe()
             server.standardError = logs
             server.standardOutput = FileHandle.nullDevice
