@@ -16,6 +16,7 @@ public final class EventNotifications: Sendable {
     public static let channel = "fbs_events"
 
     private let listener: PostgresListener
+    private let cache: ExactCache?
 
     /// Creates the listener; nothing connects until ``start()``.
     ///
@@ -36,6 +37,7 @@ public final class EventNotifications: Sendable {
             configuration.fenceChannel = cache.fenceChannel
         }
         configure(&configuration)
+        self.cache = cache
         listener = PostgresListener(configuration: configuration) { signal in
             cache?.handle(signal)
             switch signal {
@@ -66,6 +68,7 @@ public final class EventNotifications: Sendable {
     /// Stops listening and closes the connection. Idempotent.
     public func stop() {
         listener.stop()
+        cache?.detach()
     }
 
     /// True while the listener's connection is up.

@@ -86,6 +86,19 @@ public final class ExactCache: @unchecked Sendable {
         apply(effects)
     }
 
+    /// Disconnects the cache from its listener for good (the listener stopped): it serves nothing from now on, the
+    /// requests waiting for a fence read the database, and the cache no longer holds the listener (which holds the
+    /// cache through its callback), so both can be freed.
+    public func detach() {
+        let effects = lock.withLock { () -> FenceQueue.Effects in
+            sendFence = nil
+            log.breakStream(connectionLost: true)
+            entries.removeAll()
+            return fences.lost()
+        }
+        apply(effects)
+    }
+
     /// Whether a fence has come back on the listener's current connection and none has failed since: the cache
     /// serves only then.
     public var isCurrent: Bool {
