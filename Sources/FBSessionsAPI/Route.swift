@@ -27,10 +27,15 @@ public final class Route: Sendable {
     public let acceptsJSON: Bool
     /// The handler.
     public let body: Body
+    /// The answer from the exact cache alone, with no I/O, once a fence covered the request (``FencePass``); nil
+    /// from it, or no such handler, runs ``body``. Only for keyed routes: the router confirms the key under the
+    /// same pass first.
+    public let cached: (@Sendable (RouteContext, FencePass) throws -> Response?)?
 
     /// Creates a route.
     public init(
-        _ method: String, _ path: String, operationID: String, scope: Scope?, acceptsJSON: Bool = false, body: Body
+        _ method: String, _ path: String, operationID: String, scope: Scope?, acceptsJSON: Bool = false,
+        cached: (@Sendable (RouteContext, FencePass) throws -> Response?)? = nil, body: Body
     ) {
         self.method = method
         self.path = PathTemplate(path)
@@ -38,6 +43,7 @@ public final class Route: Sendable {
         self.scope = scope
         self.acceptsJSON = acceptsJSON
         self.body = body
+        self.cached = cached
     }
 }
 

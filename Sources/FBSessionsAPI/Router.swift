@@ -77,41 +77,102 @@ public struct Router: RequestHandler {
         if case .immediate(let handler) = route.body, route.scope == nil {
             return .now(handler(RouteContext(request: request, parameters: found.parameters, query: query, principal: nil)))
         }
-        let keys = self.keys
-        let observer = self.observer
-        let presented = match.bearer
+        let call = Call(request: request, found: found, query: query, presented: match.bearer)
+        if let cached = route.cached, let fence = keys.fence, let presented = match.bearer,
+            let principal = keys.cachedPrincipal(presented)
+        {
+            return .parked { wake in
+                fence.wait { pass in wake { answerFromCache(call, cached, principal: principal, pass: pass) } }
+            }
+        }
+        return .later { await answer(call) }
+    }
+
+    /// One request on its way through ``respond(to:match:)``.
+    private struct Call: Sendable {
+        let request: Request
+        let found: Found
+        let query: [(name: String, value: String)]
+        let presented: String?
+
+        var route: Route { found.route }
+
+        func context(_ principal: Principal?) -> RouteContext {
+            RouteContext(request: request, parameters: found.parameters, query: query, principal: principal)
+        }
+    }
+
+    /// After the exact cache's fence came back for the request, on the server's thread: the key is confirmed and
+    /// the route answered from the cache under the same pass, with no task. Whatever the cache cannot answer
+    /// goes on as usual: the key not known live is confirmed the usual way, a miss runs the route's body (the key
+    /// being confirmed already).
+    private func answerFromCache(
+        _ call: Call, _ cached: @Sendable (RouteContext, FencePass) throws -> Response?, principal: Principal,
+        pass: FencePass?
+    ) -> Reply {
+        guard let pass, let scope = call.route.scope, keys.knownLive(keyID: principal.key.id, pass: pass) else {
+            return .later { await answer(call) }
+        }
+        guard principal.allows(scope) else { return .now(forbidden(scope).response(requestID: call.request.requestID)) }
+        let context = call.context(principal)
+        do {
+            if let response = try cached(context, pass) { return .now(response) }
+        } catch {
+            return .now(failure(error, call))
+        }
         return .later {
             do {
-                var principal: Principal?
-                if let scope = route.scope {
-                    guard let presented, let found = try await keys.lookup(presented) else {
-                        throw APIError.unauthorized
-                    }
-                    let caller = found.principal
-                    if !found.isConfirmed {
-                        // App and scopes from the cache; liveness from the database or the exact cache, which a
-                        // revocation committed anywhere empties first (docs/caching.md).
-                        guard try await keys.isLive(keyID: caller.key.id) else { throw ServiceError.keyRevoked }
-                    }
-                    guard caller.allows(scope) else {
-                        throw APIError(403, .forbidden, "This API key lacks the \(scope.rawValue) scope.")
-                    }
-                    principal = caller
-                }
-                let context = RouteContext(request: request, parameters: found.parameters, query: query, principal: principal)
-                return try await Self.run(route, context)
-            } catch ServiceError.keyRevoked {
-                if let presented, let id = APIKeyText.id(in: presented) { keys.forget(keyID: id) }
-                return APIError.unauthorized.response(requestID: requestID)
-            } catch is CancellationError {
-                // Its deadline passed (the client already got this same answer from the HTTP layer) or the
-                // server is stopping. Nobody reads it, and it is no unexpected error.
-                return .handlerTimedOut(requestID: requestID)
+                return try await Self.run(call.route, context)
             } catch {
-                let mapped = APIError.from(error)
-                if mapped.code == .internalError { observer.unexpected(error, requestID: requestID, route: route.path.description) }
-                return mapped.response(requestID: requestID)
+                return failure(error, call)
             }
+        }
+    }
+
+    /// The request the usual way, on a task: the key looked up and confirmed, then the route's body.
+    private func answer(_ call: Call) async -> Response {
+        do {
+            var principal: Principal?
+            if let scope = call.route.scope {
+                guard let presented = call.presented, let found = try await keys.lookup(presented) else {
+                    throw APIError.unauthorized
+                }
+                let caller = found.principal
+                if !found.isConfirmed {
+                    // App and scopes from the cache; liveness from the database or the exact cache, which a
+                    // revocation committed anywhere empties first (docs/caching.md).
+                    guard try await keys.isLive(keyID: caller.key.id) else { throw ServiceError.keyRevoked }
+                }
+                guard caller.allows(scope) else { throw forbidden(scope) }
+                principal = caller
+            }
+            return try await Self.run(call.route, call.context(principal))
+        } catch {
+            return failure(error, call)
+        }
+    }
+
+    private func forbidden(_ scope: Scope) -> APIError {
+        APIError(403, .forbidden, "This API key lacks the \(scope.rawValue) scope.")
+    }
+
+    /// The response for an error a handler threw.
+    private func failure(_ error: any Error, _ call: Call) -> Response {
+        let requestID = call.request.requestID
+        switch error {
+        case ServiceError.keyRevoked:
+            if let presented = call.presented, let id = APIKeyText.id(in: presented) { keys.forget(keyID: id) }
+            return APIError.unauthorized.response(requestID: requestID)
+        case is CancellationError:
+            // Its deadline passed (the client already got this same answer from the HTTP layer) or the server is
+            // stopping. Nobody reads it, and it is no unexpected error.
+            return .handlerTimedOut(requestID: requestID)
+        default:
+            let mapped = APIError.from(error)
+            if mapped.code == .internalError {
+                observer.unexpected(error, requestID: requestID, route: call.route.path.description)
+            }
+            return mapped.response(requestID: requestID)
         }
     }
 

@@ -34,17 +34,15 @@ enum SessionRoutes {
                 return .json(status: stored.created ? 201 : 200, body: SessionDTO(session: stored.session, validation: .fresh).jsonBytes)
             }),
             /// - Remark: HTTP GET /v1/sessions/{id} (openapi.yaml operationId getSession)
-            Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, body: .waiting { context in
-                let app = try context.app()
-                let id = try Validation.pathSessionID(context)
-                let modeText = context.query("validate") ?? "auto"
-                guard let mode = SessionService.ValidateMode(rawValue: modeText) else {
-                    throw APIError.invalid("validate must be auto, always or never.", field: "validate")
-                }
-                guard let (session, validation) = try await sessions.status(id, app: app, mode: mode) else {
+            Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, cached: { context, pass in
+                let (id, app, mode) = try statusRequest(context)
+                return sessions.cachedStatus(id, app: app, mode: mode, pass: pass).map(statusResponse)
+            }, body: .waiting { context in
+                let (id, app, mode) = try statusRequest(context)
+                guard let answer = try await sessions.status(id, app: app, mode: mode) else {
                     throw SessionError.notFound
                 }
-                return .json(status: 200, body: SessionDTO(session: session, validation: validation).jsonBytes)
+                return statusResponse(answer)
             }),
             /// - Remark: HTTP DELETE /v1/sessions/{id} (openapi.yaml operationId deleteSession)
             Route("DELETE", "/v1/sessions/{id}", operationID: "deleteSession", scope: .sessions, body: .waiting { context in
@@ -70,6 +68,20 @@ enum SessionRoutes {
                 return try JSONResponse.make(200, body, headers: ["Cache-Control": "no-store"])
             }),
         ]
+    }
+
+    /// What a status request asks: the session, the caller's app, and the validation mode.
+    private static func statusRequest(_ context: RouteContext) throws -> (String, App, SessionService.ValidateMode) {
+        let app = try context.app()
+        let id = try Validation.pathSessionID(context)
+        guard let mode = SessionService.ValidateMode(rawValue: context.query("validate") ?? "auto") else {
+            throw APIError.invalid("validate must be auto, always or never.", field: "validate")
+        }
+        return (id, app, mode)
+    }
+
+    private static func statusResponse(_ answer: (Session, SessionService.Validation)) -> Response {
+        .json(status: 200, body: SessionDTO(session: answer.0, validation: answer.1).jsonBytes)
     }
 
     struct TokenDTO: Encodable {
@@ -119,17 +131,25 @@ enum OwnerRoutes {
         }
     }
 
+    private static func listResponse(_ list: (sessions: [Session], activeID: String?)) -> Response {
+        .json(
+            status: 200,
+            body: ListDTO(sessions: list.sessions.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: list.activeID)
+                .jsonBytes)
+    }
+
     static func routes(_ services: Services) -> [Route] {
         let sessions = services.sessions
         return [
             /// - Remark: HTTP GET /v1/owners/{owner}/sessions (openapi.yaml operationId listOwnerSessions)
-            Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, body: .waiting { context in
+            Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, cached: { context, pass in
                 let app = try context.app()
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")
-                let (list, activeID) = try await sessions.sessions(owner: owner, app: app)
-                return .json(
-                    status: 200,
-                    body: ListDTO(sessions: list.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: activeID).jsonBytes)
+                return sessions.cachedSessions(owner: owner, app: app, pass: pass).map(listResponse)
+            }, body: .waiting { context in
+                let app = try context.app()
+                let owner = try Validation.owner(context.parameters["owner"] ?? "")
+                return listResponse(try await sessions.sessions(owner: owner, app: app))
             }),
             /// - Remark: HTTP PUT /v1/owners/{owner}/active (openapi.yaml operationId setActiveSession)
             Route("PUT", "/v1/owners/{owner}/active", operationID: "setActiveSession", scope: .sessions, acceptsJSON: true, body: .waiting { context in
@@ -137,13 +157,8 @@ enum OwnerRoutes {
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")
                 let body = try context.decode(ActivateRequest.self)
                 let id = try Validation.sessionID(body.sessionID, field: "session_id")
-                let (list, activeID) = try await {
-                    _ = try await sessions.activate(id, owner: owner, app: app)
-                    return try await sessions.sessions(owner: owner, app: app)
-                }()
-                return .json(
-                    status: 200,
-                    body: ListDTO(sessions: list.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: activeID).jsonBytes)
+                _ = try await sessions.activate(id, owner: owner, app: app)
+                return listResponse(try await sessions.sessions(owner: owner, app: app))
             }),
             /// - Remark: HTTP DELETE /v1/owners/{owner}/sessions (openapi.yaml operationId deleteOwnerSessions)
             Route("DELETE", "/v1/owners/{owner}/sessions", operationID: "deleteOwnerSessions", scope: .sessions, body: .waiting { context in

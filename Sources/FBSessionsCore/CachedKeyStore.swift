@@ -48,11 +48,20 @@ public final class CachedKeyStore: KeyStore, @unchecked Sendable {
 
     /// The cached principal, unconfirmed, or else the full check (confirmed).
     public func lookup(_ presented: String) async throws -> KeyLookup? {
-        let digest = SHA256.hash(presented)
-        if let hit = lock.withLock({ entries[digest] }), hit.expires > Date() {
-            return KeyLookup(principal: hit.principal, isConfirmed: false)
-        }
+        if let principal = cachedPrincipal(presented) { return KeyLookup(principal: principal, isConfirmed: false) }
         return try await authenticate(presented).map { KeyLookup(principal: $0, isConfirmed: true) }
+    }
+
+    public func cachedPrincipal(_ presented: String) -> Principal? {
+        let digest = SHA256.hash(presented)
+        guard let hit = lock.withLock({ entries[digest] }), hit.expires > Date() else { return nil }
+        return hit.principal
+    }
+
+    public var fence: (any RequestFence)? { base.fence }
+
+    public func knownLive(keyID: String, pass: FencePass) -> Bool {
+        base.knownLive(keyID: keyID, pass: pass)
     }
 
     public func isLive(keyID: String) async throws -> Bool {

@@ -140,8 +140,17 @@ extension SessionService {
 
     /// The owner's live sessions by slot, and the active one's id.
     public func sessions(owner: String, app: App) async throws -> (sessions: [Session], activeID: String?) {
+        presentList(try await store.sessions(owner: owner, appID: app.id))
+    }
+
+    /// The owner's list from the exact cache alone, with no I/O, when `pass` covers it; nil otherwise.
+    public func cachedSessions(owner: String, app: App, pass: FencePass) -> (sessions: [Session], activeID: String?)? {
+        store.cachedSessions(owner: owner, appID: app.id, pass: pass).map(presentList)
+    }
+
+    private func presentList(_ stored: [Session]) -> (sessions: [Session], activeID: String?) {
         let now = Date()
-        let sessions = try await store.sessions(owner: owner, appID: app.id).map { present($0, now: now) }
+        let sessions = stored.map { present($0, now: now) }
         return (sessions, sessions.first(where: \.active)?.id)
     }
 

@@ -86,17 +86,27 @@ public struct SessionService: Sendable {
     /// - Returns: nil when unknown to this app.
     public func status(_ id: String, app: App, mode: ValidateMode) async throws -> (Session, Validation)? {
         guard let session = try await store.session(id: id, appID: app.id) else { return nil }
-        let now = Date()
-        // A Limited Login token cannot be shown to Graph: such a session is never validated, whatever `mode` says.
-        if session.state == .closed || session.loginKind == .limited || mode == .never
-            || (mode == .auto && isFresh(session, now: now))
-        {
-            return (present(session, now: now), .cached)
-        }
+        if let answer = answerWithoutGraph(session, mode: mode) { return answer }
         let staleAfter = mode == .always ? 0 : policy.validateTTL
         return try await flights.run(key: "\(id)|\(mode.rawValue)") {
             try await validate(id, app: app, staleAfter: staleAfter)
         }
+    }
+
+    /// The status from the exact cache alone, with no I/O, when `pass` covers it and no validation is due; nil
+    /// otherwise (then ask ``status(_:app:mode:)``, which also answers unknown sessions).
+    public func cachedStatus(_ id: String, app: App, mode: ValidateMode, pass: FencePass) -> (Session, Validation)? {
+        store.cachedSession(id: id, appID: app.id, pass: pass).flatMap { answerWithoutGraph($0, mode: mode) }
+    }
+
+    /// The answer when `mode` needs no call to Graph for this session, else nil.
+    private func answerWithoutGraph(_ session: Session, mode: ValidateMode) -> (Session, Validation)? {
+        let now = Date()
+        // A Limited Login token cannot be shown to Graph: such a session is never validated, whatever `mode` says.
+        guard session.state == .closed || session.loginKind == .limited || mode == .never
+            || (mode == .auto && isFresh(session, now: now))
+        else { return nil }
+        return (present(session, now: now), .cached)
     }
 
     private func validate(_ id: String, app: App, staleAfter: Double) async throws -> (Session, Validation)? {

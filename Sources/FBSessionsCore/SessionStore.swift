@@ -15,6 +15,13 @@ public protocol SessionStore: Sendable {
     /// The owner's live sessions by slot, the active one marked.
     func sessions(owner: String, appID: String) async throws -> [Session]
 
+    /// The session as the exact cache holds it, when `pass` is that cache's (nil: not held, or another cache's
+    /// pass; read with ``session(id:appID:)``). No I/O. Default: nil.
+    func cachedSession(id: String, appID: String, pass: FencePass) -> Session?
+
+    /// The owner's list as the exact cache holds it, like ``cachedSession(id:appID:pass:)``. Default: nil.
+    func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]?
+
     /// A live session with its decrypted token, or nil when unknown; throws ``SessionError/closed`` when closed.
     func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)?
 
@@ -46,6 +53,12 @@ public protocol SessionStore: Sendable {
 
     /// Records a validation's result, releases the claim, and writes the events it implies.
     func finishValidation(id: String, appID: String, result: ValidationResult) async throws -> Session?
+}
+
+extension SessionStore {
+    public func cachedSession(id: String, appID: String, pass: FencePass) -> Session? { nil }
+
+    public func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]? { nil }
 }
 
 /// What a verified login stores.

@@ -26,6 +26,11 @@ struct ClockCache<Key: Hashable, Value> {
 
     var count: Int { index.count }
 
+    /// Whether `key` is held; not a use (it does not protect the entry from eviction).
+    func contains(_ key: Key) -> Bool {
+        index[key] != nil
+    }
+
     /// The value for `key`, marking it recently used.
     mutating func value(for key: Key) -> Value? {
         guard let position = index[key] else { return nil }

@@ -26,7 +26,7 @@ import Postgres
 ///
 /// Thread safety: one lock guards the entries, the log and the fences; waiters are resumed outside it. The
 /// listener's callback (``handle(_:)``) runs on the listener's thread.
-public final class ExactCache: @unchecked Sendable {
+public final class ExactCache: RequestFence, @unchecked Sendable {
     /// Counters, for `/metrics` and tests.
     public struct Statistics: Sendable, Equatable {
         public var hits = 0
@@ -53,10 +53,16 @@ public final class ExactCache: @unchecked Sendable {
     private var entries: ClockCache<String, Entry>
     private var log = InvalidationLog()
     private var fences = FenceQueue()
-    private var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+    private var waiters: [UInt64: Waiter] = [:]
     private var lastWaiterID: UInt64 = 0
     private var statistics = Statistics()
     private var sendFence: (@Sendable (String) -> Void)?
+
+    /// Who waits for a fence: a task (``fence()``), or a request parked without one (``wait(_:)``).
+    private enum Waiter {
+        case task(CheckedContinuation<Bool, Never>)
+        case callback(@Sendable (FencePass?) -> Void)
+    }
 
     private enum Entry {
         case session(Session)
@@ -173,31 +179,63 @@ public final class ExactCache: @unchecked Sendable {
     /// in time (the listener is not current, its connection was lost, or the fence timed out): the caller must
     /// then read the database.
     public func fence() async -> Bool {
-        await withCheckedContinuation { continuation in
-            enum Start {
-                case bypass(FenceQueue.Effects)
-                case wait(FenceQueue.Effects)
+        await withCheckedContinuation { join(.task($0)) }
+    }
+
+    /// ``fence()`` without a task: `resume` gets a pass of this cache when the fence came back, nil when it
+    /// cannot (``RequestFence``). It is called on the listener's thread when the fence comes back, and on the
+    /// calling thread, before this returns, when the cache is not current.
+    public func wait(_ resume: @escaping @Sendable (FencePass?) -> Void) {
+        join(.callback(resume))
+    }
+
+    private func join(_ waiter: Waiter) {
+        enum Start {
+            case bypass(FenceQueue.Effects)
+            case wait(FenceQueue.Effects)
+        }
+        let start = lock.withLock { () -> Start in
+            guard sendFence != nil else {
+                statistics.bypassed += 1
+                return .bypass(FenceQueue.Effects())
             }
-            let start = lock.withLock { () -> Start in
-                guard sendFence != nil else {
-                    statistics.bypassed += 1
-                    return .bypass(FenceQueue.Effects())
-                }
-                guard log.current else {
-                    statistics.bypassed += 1
-                    return .bypass(fences.probe())  // To become current; nobody waits for it.
-                }
-                lastWaiterID += 1
-                waiters[lastWaiterID] = continuation
-                return .wait(fences.join(lastWaiterID))
+            guard log.current else {
+                statistics.bypassed += 1
+                return .bypass(fences.probe())  // To become current; nobody waits for it.
             }
-            switch start {
-            case .bypass(let effects):
-                continuation.resume(returning: false)
-                apply(effects)
-            case .wait(let effects):
-                apply(effects)
-            }
+            lastWaiterID += 1
+            waiters[lastWaiterID] = waiter
+            return .wait(fences.join(lastWaiterID))
+        }
+        switch start {
+        case .bypass(let effects):
+            resume([(waiter, false)])
+            apply(effects)
+        case .wait(let effects):
+            apply(effects)
+        }
+    }
+
+    /// Reads `key` through the cache: from it, after a fence, when it holds the key; else with `load`, and keeps
+    /// the answer with `fill` (which the ``InvalidationLog`` may refuse). An entry the cache does not hold costs
+    /// no fence: the database's answer is current whatever the listener has seen.
+    func read<Value>(
+        _ key: String, cached: () -> Value?, load: () async throws -> Value,
+        fill: (Value, InvalidationLog.Mark) -> Void
+    ) async throws -> Value {
+        if holds(key), await fence(), let hit = cached() { return hit }
+        let mark = mark()
+        let value = try await load()
+        fill(value, mark)
+        return value
+    }
+
+    /// Whether an entry is held (not counted as a use for eviction); a miss is counted when it is not.
+    private func holds(_ key: String) -> Bool {
+        lock.withLock {
+            if entries.contains(key) { return true }
+            statistics.misses += 1
+            return false
         }
     }
 
@@ -209,7 +247,7 @@ public final class ExactCache: @unchecked Sendable {
     /// The cached session, if any (call after ``fence()`` returned true).
     public func session(id: String, appID: String) -> Session? {
         lock.withLock {
-            guard case .session(let session) = entries.value(for: "s" + id), session.appID == appID else {
+            guard case .session(let session) = entries.value(for: Self.sessionKey(id)), session.appID == appID else {
                 statistics.misses += 1
                 return nil
             }
@@ -234,14 +272,18 @@ public final class ExactCache: @unchecked Sendable {
     /// Whether the key is known to be live (call after ``fence()`` returned true).
     public func isLiveKey(_ keyID: String) -> Bool {
         lock.withLock {
-            guard case .liveKey = entries.value(for: "k" + keyID) else { return false }
+            guard case .liveKey = entries.value(for: Self.liveKeyKey(keyID)) else {
+                statistics.misses += 1
+                return false
+            }
+            statistics.hits += 1
             return true
         }
     }
 
     /// Keeps a session read from the database, unless something about it was announced since `mark`.
     func fill(_ session: Session, since mark: InvalidationLog.Mark) {
-        let key = "s" + session.id
+        let key = Self.sessionKey(session.id)
         let bytes = Self.estimatedBytes(of: session)
         lock.withLock {
             guard log.mayFill(key, since: mark) else {
@@ -266,6 +308,12 @@ public final class ExactCache: @unchecked Sendable {
         }
     }
 
+    /// The token that announces a session (`s` and its id).
+    static func sessionKey(_ id: String) -> String { "s" + id }
+
+    /// The token that announces an API key (`k` and its id).
+    static func liveKeyKey(_ id: String) -> String { "k" + id }
+
     /// The token that announces an owner (`fbs_owner_token` in migration 0008): `o` and the first 16 hex digits
     /// of SHA-256 of `app:owner`. Two owners whose tokens collide only drop each other's entries.
     static func ownerKey(appID: String, owner: String) -> String {
@@ -274,7 +322,7 @@ public final class ExactCache: @unchecked Sendable {
 
     /// Remembers that the database found the key live, unless something about it was announced since `mark`.
     func fillLiveKey(_ keyID: String, since mark: InvalidationLog.Mark) {
-        let key = "k" + keyID
+        let key = Self.liveKeyKey(keyID)
         lock.withLock {
             guard log.mayFill(key, since: mark) else {
                 statistics.refusedFills += 1
@@ -287,14 +335,14 @@ public final class ExactCache: @unchecked Sendable {
     // MARK: Fences
 
     private func apply(_ effects: FenceQueue.Effects) {
-        var resumed: [(CheckedContinuation<Bool, Never>, Bool)] = []
+        var resumed: [(Waiter, Bool)] = []
         var sender: (@Sendable (String) -> Void)?
         lock.withLock {
             for id in effects.passed {
-                if let continuation = waiters.removeValue(forKey: id) { resumed.append((continuation, true)) }
+                if let waiter = waiters.removeValue(forKey: id) { resumed.append((waiter, true)) }
             }
             for id in effects.failed {
-                if let continuation = waiters.removeValue(forKey: id) { resumed.append((continuation, false)) }
+                if let waiter = waiters.removeValue(forKey: id) { resumed.append((waiter, false)) }
             }
             statistics.bypassed += effects.failed.count
             if effects.send != nil {
@@ -306,20 +354,31 @@ public final class ExactCache: @unchecked Sendable {
             sender(String(token))
             scheduleTimeout(for: token)
         }
-        Self.resume(resumed)
+        resume(resumed)
     }
 
-    /// Resumes waiters off the calling thread, spread over the processors. A request's task prefers the
-    /// server's inline executor, so it goes on on whatever thread resumes it: resumed on the listener's thread,
-    /// every request of a fence would run the rest of its handler there, one after another, while the listener
-    /// waits to read the next notification and to send the next fence.
-    private static func resume(_ waiters: [(CheckedContinuation<Bool, Never>, Bool)]) {
+    /// Resumes waiters. A parked request's callback runs here (it only hands its connection back to the HTTP
+    /// server's thread). Tasks are resumed off the calling thread, spread over the processors: a request's task
+    /// prefers the server's inline executor, so it goes on on whatever thread resumes it, and resumed on the
+    /// listener's thread every request of a fence would run the rest of its handler there, one after another,
+    /// while the listener waits to read the next notification and to send the next fence.
+    private func resume(_ waiters: [(Waiter, Bool)]) {
         guard !waiters.isEmpty else { return }
-        let lanes = min(waiters.count, resumerLanes)
+        let pass = FencePass(issuer: self)
+        var waitingTasks: [(CheckedContinuation<Bool, Never>, Bool)] = []
+        for (waiter, passed) in waiters {
+            switch waiter {
+            case .callback(let resume): resume(passed ? pass : nil)
+            case .task(let continuation): waitingTasks.append((continuation, passed))
+            }
+        }
+        let tasks = waitingTasks
+        guard !tasks.isEmpty else { return }
+        let lanes = min(tasks.count, Self.resumerLanes)
         for lane in 0..<lanes {
             DispatchQueue.global().async {
-                for index in stride(from: lane, to: waiters.count, by: lanes) {
-                    waiters[index].0.resume(returning: waiters[index].1)
+                for index in stride(from: lane, to: tasks.count, by: lanes) {
+                    tasks[index].0.resume(returning: tasks[index].1)
                 }
             }
         }

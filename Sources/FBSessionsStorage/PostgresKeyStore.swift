@@ -80,11 +80,17 @@ public struct PostgresKeyStore: KeyStore {
     ///   read as "revoked".
     public func isLive(keyID: String) async throws -> Bool {
         guard let cache else { return try await liveness.load(keyID) }
-        if await cache.fence(), cache.isLiveKey(keyID) { return true }
-        let mark = cache.mark()
-        let live = try await liveness.load(keyID)
-        if live { cache.fillLiveKey(keyID, since: mark) }
-        return live
+        return try await cache.read(
+            ExactCache.liveKeyKey(keyID), cached: { cache.isLiveKey(keyID) ? true : nil },
+            load: { try await liveness.load(keyID) },
+            fill: { live, mark in if live { cache.fillLiveKey(keyID, since: mark) } })
+    }
+
+    public var fence: (any RequestFence)? { cache }
+
+    public func knownLive(keyID: String, pass: FencePass) -> Bool {
+        guard let cache, pass.covers(cache) else { return false }
+        return cache.isLiveKey(keyID)
     }
 
     static func fetchLiveness(_ connection: PostgresConnection, _ keyIDs: [String]) throws -> [Result<Bool, any Error>] {

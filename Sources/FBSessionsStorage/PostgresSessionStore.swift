@@ -115,12 +115,22 @@ public struct PostgresSessionStore: SessionStore {
     /// From the exact cache when it can answer (after its fence), else batched with other requests' status reads
     /// (``ReadBatcher``), filling the cache.
     public func session(id: String, appID: String) async throws -> Session? {
-        guard let cache else { return try await statusReads.load(SessionRead(id: id, appID: appID)) }
-        if await cache.fence(), let hit = cache.session(id: id, appID: appID) { return hit }
-        let mark = cache.mark()
-        let session = try await statusReads.load(SessionRead(id: id, appID: appID))
-        if let session { cache.fill(session, since: mark) }
-        return session
+        let read = SessionRead(id: id, appID: appID)
+        guard let cache else { return try await statusReads.load(read) }
+        return try await cache.read(
+            ExactCache.sessionKey(id), cached: { cache.session(id: id, appID: appID) },
+            load: { try await statusReads.load(read) },
+            fill: { session, mark in if let session { cache.fill(session, since: mark) } })
+    }
+
+    public func cachedSession(id: String, appID: String, pass: FencePass) -> Session? {
+        guard let cache, pass.covers(cache) else { return nil }
+        return cache.session(id: id, appID: appID)
+    }
+
+    public func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]? {
+        guard let cache, pass.covers(cache) else { return nil }
+        return cache.sessions(owner: owner, appID: appID)
     }
 
     /// Statements run and requests answered by the batched status and list reads (tests, diagnostics).
@@ -131,12 +141,12 @@ public struct PostgresSessionStore: SessionStore {
 
     /// From the exact cache or batched with other requests' list reads, like ``session(id:appID:)``.
     public func sessions(owner: String, appID: String) async throws -> [Session] {
-        guard let cache else { return try await ownerReads.load(OwnerListRead(owner: owner, appID: appID)) }
-        if await cache.fence(), let hit = cache.sessions(owner: owner, appID: appID) { return hit }
-        let mark = cache.mark()
-        let list = try await ownerReads.load(OwnerListRead(owner: owner, appID: appID))
-        cache.fill(list, owner: owner, appID: appID, since: mark)
-        return list
+        let read = OwnerListRead(owner: owner, appID: appID)
+        guard let cache else { return try await ownerReads.load(read) }
+        return try await cache.read(
+            ExactCache.ownerKey(appID: appID, owner: owner), cached: { cache.sessions(owner: owner, appID: appID) },
+            load: { try await ownerReads.load(read) },
+            fill: { list, mark in cache.fill(list, owner: owner, appID: appID, since: mark) })
     }
 
     public func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)? {

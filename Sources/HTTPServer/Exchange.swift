@@ -17,6 +17,10 @@ final class Exchange {
         case discarding
         /// Suspended while a handler works.
         case waiting
+        /// Suspended with no task until its ``Wake`` is called (``Reply/parked(_:)``).
+        case parked
+        /// Woken: the connection was resumed to run this on the server's thread.
+        case woken(@Sendable () -> Reply)
         /// The handler finished; the connection was resumed to send this.
         case ready(Response)
         /// A response has been queued.

@@ -58,12 +58,63 @@ struct ErasedHandler: Sendable {
     }
 }
 
-/// The answer to ``RequestHandler/respond(to:)``.
+/// The answer to ``RequestHandler/respond(to:match:)``.
 public enum Reply: Sendable {
     /// The response, ready now.
     case now(Response)
     /// Work that waits; the connection is suspended until it returns.
     case later(@Sendable () async -> Response)
+    /// Parks the connection with no task: the server suspends it and calls the closure with a ``Wake``. Whoever
+    /// calls that wake (once, from any thread) hands back the rest of the work, which the server then runs on its
+    /// own thread for this connection. For a wait that needs no task, such as an exact cache's fence: no task,
+    /// no continuation, no hop to another thread. The handler timeout applies while parked.
+    case parked(@Sendable (Wake) -> Void)
+}
+
+extension Reply {
+    /// The same reply with `transform` applied to its response, whenever that is made.
+    public func map(_ transform: @escaping @Sendable (Response) -> Response) -> Reply {
+        switch self {
+        case .now(let response):
+            return .now(transform(response))
+        case .later(let work):
+            return .later { transform(await work()) }
+        case .parked(let park):
+            return .parked { wake in park(Wake { next in wake { next().map(transform) } }) }
+        }
+    }
+
+    /// Carries the reply out on the caller's task, as the server would on its threads, and returns its response
+    /// (route tests drive handlers without a socket with it).
+    public func response() async -> Response {
+        switch self {
+        case .now(let response):
+            return response
+        case .later(let work):
+            return await work()
+        case .parked(let park):
+            let next = await withCheckedContinuation { continuation in
+                park(Wake { continuation.resume(returning: $0) })
+            }
+            return await next().response()
+        }
+    }
+}
+
+/// Resumes a parked connection (``Reply/parked(_:)``).
+public struct Wake: Sendable {
+    let deliver: @Sendable (@escaping @Sendable () -> Reply) -> Void
+
+    /// A wake that hands `next` to `deliver` (the server makes its own; tests and wrappers make these).
+    public init(_ deliver: @escaping @Sendable (@escaping @Sendable () -> Reply) -> Void) {
+        self.deliver = deliver
+    }
+
+    /// Resumes the connection; `next` runs on the server's thread for it, and must not block. A wake after the
+    /// request timed out or the server stopped does nothing.
+    public func callAsFunction(_ next: @escaping @Sendable () -> Reply) {
+        deliver(next)
+    }
 }
 
 /// What happened to one request, for logs and metrics.

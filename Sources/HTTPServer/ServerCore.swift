@@ -78,8 +78,10 @@ final class ServerCore: @unchecked Sendable {
                 return receive(exchange, bytes: upload, count: uploadSize)
             }
             return dispatch(exchange, connection: connection)
-        case .waiting:
+        case .waiting, .parked:
             return true
+        case .woken(let next):
+            return proceed(next(), for: exchange, on: connection)
         case .ready(let response):
             return queue(response, for: exchange, on: connection)  // suspended before: the locked path
         case .responded:
@@ -157,24 +159,54 @@ final class ServerCore: @unchecked Sendable {
         let match = exchange.match ?? ()
         exchange.body = []
         exchange.match = nil
-        switch handler.respond(request, match) {
+        return proceed(handler.respond(request, match), for: exchange, on: connection)
+    }
+
+    /// Carries out a handler's reply for an exchange on its connection's thread.
+    private func proceed(_ reply: Reply, for exchange: Exchange, on connection: OpaquePointer) -> Bool {
+        switch reply {
         case .now(let response):
             return queue(response, for: exchange, on: connection)
         case .later(let work):
-            let accepted: Bool = lock.withLock {
-                guard !stopping else { return false }
-                exchange.state = .waiting
-                exchange.suspended = true
-                exchange.connection = connection
-                waiting[ObjectIdentifier(exchange)] = exchange
-                return true
+            guard suspend(exchange, as: .waiting, on: connection) else {
+                return queue(Self.shuttingDown(exchange.head?.requestID), for: exchange, on: connection)
             }
-            guard accepted else {
-                return queue(Self.shuttingDown(head.requestID), for: exchange, on: connection)
-            }
-            MHD_suspend_connection(connection)
             run(work, for: exchange)
             return true
+        case .parked(let park):
+            guard suspend(exchange, as: .parked, on: connection) else {
+                return queue(Self.shuttingDown(exchange.head?.requestID), for: exchange, on: connection)
+            }
+            let box = ExchangeBox(exchange)
+            park(Wake { [self] next in wake(box.exchange, with: next) })
+            return true
+        }
+    }
+
+    /// Suspends the connection while its exchange waits in `state`; false when the server is stopping.
+    private func suspend(_ exchange: Exchange, as state: Exchange.State, on connection: OpaquePointer) -> Bool {
+        let accepted: Bool = lock.withLock {
+            guard !stopping else { return false }
+            exchange.state = state
+            exchange.suspended = true
+            exchange.connection = connection
+            waiting[ObjectIdentifier(exchange)] = exchange
+            return true
+        }
+        if accepted { MHD_suspend_connection(connection) }
+        return accepted
+    }
+
+    /// Resumes a parked exchange to run `next` on its connection's thread, unless it was answered meanwhile (timed
+    /// out, or the server is stopping).
+    func wake(_ exchange: Exchange, with next: @escaping @Sendable () -> Reply) {
+        lock.withLock {
+            guard case .parked = exchange.state, let connection = exchange.connection,
+                waiting.removeValue(forKey: ObjectIdentifier(exchange)) != nil
+            else { return }
+            exchange.state = .woken(next)
+            exchange.connection = nil
+            MHD_resume_connection(connection)
         }
     }
 
@@ -214,8 +246,11 @@ final class ServerCore: @unchecked Sendable {
     /// Hands a finished response back to the suspended connection and resumes it.
     func finish(_ exchange: Exchange, with response: Response) {
         lock.withLock {
-            guard case .waiting = exchange.state, let connection = exchange.connection,
-                waiting.removeValue(forKey: ObjectIdentifier(exchange)) != nil
+            switch exchange.state {
+            case .waiting, .parked: break
+            default: return
+            }
+            guard let connection = exchange.connection, waiting.removeValue(forKey: ObjectIdentifier(exchange)) != nil
             else { return }
             exchange.state = .ready(response)
             exchange.connection = nil

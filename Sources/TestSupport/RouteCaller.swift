@@ -18,10 +18,7 @@ public enum RouteCaller {
         case .reject(let rejection, _):
             response = rejection
         case .proceed(_, let match):
-            switch handler.respond(to: Request(head: head, body: body), match: match) {
-            case .now(let answer): response = answer
-            case .later(let work): response = await work()
-            }
+            response = await handler.respond(to: Request(head: head, body: body), match: match).response()
         }
         SecretsTranscript.record(head, response)
         return response

@@ -172,18 +172,16 @@ public struct RecordingHandler<Base: RequestHandler>: RequestHandler {
     }
 
     public func respond(to request: Request, match: Base.Match) -> Reply {
-        switch base.respond(to: request, match: match) {
-        case .now(let response):
+        let reply = base.respond(to: request, match: match)
+        if case .now(let response) = reply {
             SecretsTranscript.record(request.head, response)
-            return .now(response)
-        case .later(let work):
-            guard SecretsTranscript.isOn else { return .later(work) }
-            let head = request.head
-            return .later {
-                let response = await work()
-                SecretsTranscript.record(head, response)
-                return response
-            }
+            return reply
+        }
+        guard SecretsTranscript.isOn else { return reply }
+        let head = request.head
+        return reply.map { response in
+            SecretsTranscript.record(head, response)
+            return response
         }
     }
 

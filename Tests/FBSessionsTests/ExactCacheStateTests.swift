@@ -197,4 +197,44 @@ struct ExactCacheSignalTests {
         #expect(ContinuousClock.now - started < .seconds(5))
         #expect(await cache.fence() == false, "not current after a timeout")
     }
+
+    /// Passes handed to a parked request (``ExactCache/wait(_:)``).
+    private final class Passes: @unchecked Sendable {
+        let lock = NSLock()
+        var received: [FencePass?] = []
+        func add(_ pass: FencePass?) { lock.withLock { received.append(pass) } }
+        var all: [FencePass?] { lock.withLock { received } }
+    }
+
+    @Test func aParkedWaitGetsAPassOfThisCacheOnlyWhenItsFenceCameBack() {
+        let cache = ExactCache(capacity: 1 << 20, fenceTimeout: .seconds(30))
+        let other = ExactCache(capacity: 1 << 20, fenceTimeout: .seconds(30))
+        let fences = Fences()
+        let passes = Passes()
+        cache.wait(passes.add)
+        #expect(passes.all.count == 1 && passes.all[0] == nil, "not attached: nil at once, on the calling thread")
+        cache.attach(sendFence: fences.send)
+        cache.wait(passes.add)
+        #expect(passes.all.count == 2 && passes.all[1] == nil, "not current yet")
+        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+
+        cache.wait(passes.add)  // Sends a fence.
+        cache.wait(passes.add)  // Arrived after it was sent: needs the next one,
+        cache.wait(passes.add)  // and shares it with this one.
+        #expect(passes.all.count == 2, "parked until a fence sent after the wait comes back")
+        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        #expect(passes.all.count == 3, "the first fence answers the first wait only")
+        #expect(fences.count == 3, "and the next is sent at once for the other two")
+        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        let answered = passes.all.suffix(from: 2)
+        #expect(answered.count == 3)
+        for pass in answered {
+            #expect(pass?.covers(cache) == true)
+            #expect(pass?.covers(other) == false, "a pass is honoured only by the cache that issued it")
+        }
+
+        cache.wait(passes.add)
+        cache.handle(.disconnected)
+        #expect(passes.all.count == 6 && passes.all[5] == nil, "a lost connection fails a parked wait")
+    }
 }

@@ -31,6 +31,11 @@ final class InMemoryKeyStore: KeyStore, @unchecked Sendable {
 
     func authenticate(_ presented: String) async throws -> Principal? {
         guard lock.withLock({ available }) else { throw ServiceError.databaseUnavailable }
+        return principal(presented)
+    }
+
+    /// The key's principal if it is stored, unrevoked and matches, with no waiting.
+    func principal(_ presented: String) -> Principal? {
         guard let id = APIKeyText.id(in: presented), let entry = lock.withLock({ stored[id] }), entry.key.revokedAt == nil,
             APIKeyText.matches(presented, hash: entry.hash)
         else { return nil }

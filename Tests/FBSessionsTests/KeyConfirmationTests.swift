@@ -52,6 +52,55 @@ private final class CountingKeyStore: KeyStore, @unchecked Sendable {
     func failConfirmations() {
         lock.withLock { failing = true }
     }
+
+    // The exact cache's side, for the parked path: a fence the test answers, and what it "knows" under a pass.
+    let manualFence = ManualFence()
+    private var knownLiveUnderPass = true
+
+    var fence: (any RequestFence)? { manualFence }
+
+    func cachedPrincipal(_ presented: String) -> Principal? {
+        // The in-memory base answers synchronously behind its async signature; a test stand-in for the cache.
+        base.principal(presented)
+    }
+
+    func knownLive(keyID: String, pass: FencePass) -> Bool {
+        pass.covers(manualFence) && lock.withLock { knownLiveUnderPass && live }
+    }
+
+    func forgetLiveness() {
+        lock.withLock { knownLiveUnderPass = false }
+    }
+}
+
+/// A fence that parks its waiters until the test lets them through.
+final class ManualFence: RequestFence, @unchecked Sendable {
+    private let lock = NSLock()
+    private var parked: [@Sendable (FencePass?) -> Void] = []
+    private var count = 0
+
+    var waits: Int { lock.withLock { count } }
+
+    func wait(_ resume: @escaping @Sendable (FencePass?) -> Void) {
+        lock.withLock {
+            count += 1
+            parked.append(resume)
+        }
+    }
+
+    /// Answers every parked waiter: with a pass of this fence, or nil (the cache cannot vouch for itself).
+    func release(passing: Bool) {
+        let waiting = lock.withLock { () -> [@Sendable (FencePass?) -> Void] in
+            defer { parked = [] }
+            return parked
+        }
+        for resume in waiting { resume(passing ? FencePass(issuer: self) : nil) }
+    }
+
+    /// Waits until `n` waiters are parked.
+    func awaitParked(_ n: Int) async {
+        while lock.withLock({ parked.count }) < n { await Task.yield() }
+    }
 }
 
 /// A route that counts its runs.
@@ -62,15 +111,27 @@ private final class Runs: @unchecked Sendable {
     func add() { lock.withLock { count += 1 } }
 }
 
-private func makeRouter(keys: CountingKeyStore, runs: Runs) -> Router {
+private func makeRouter(keys: CountingKeyStore, runs: Runs, fromCache: Response? = nil) -> Router {
     let counted = Route(
         "GET", "/v1/counted", operationID: "counted", scope: .sessions,
         body: .waiting { _ in
             runs.add()
             return Response(status: 204)
         })
+    // The same, with an answer from the exact cache (nil: not cached).
+    let cached = Route(
+        "GET", "/v1/cached", operationID: "cached", scope: .sessions,
+        cached: { context, pass in
+            #expect(context.principal != nil, "the key is confirmed before the cache answers")
+            #expect(keys.knownLive(keyID: context.principal?.key.id ?? "", pass: pass))
+            return fromCache
+        },
+        body: .waiting { _ in
+            runs.add()
+            return Response(status: 204)
+        })
     return Router(
-        routes: [counted], keys: keys,
+        routes: [counted, cached], keys: keys,
         observer: Observer(metrics: MetricsRegistry(), logger: Logger(label: "http", handler: InMemoryLogHandler())))
 }
 
@@ -114,6 +175,71 @@ private func errorCode(_ response: Response) -> String? {
         #expect(answer.status == 503)
         #expect(errorCode(answer) == "database_unavailable")
         #expect(answer.headers["Retry-After"] != nil)
+        #expect(runs.value == 0)
+    }
+
+    // MARK: The parked path: one fence, the key and the answer under it, no task
+
+    private static func call(_ router: Router, _ keys: CountingKeyStore, _ text: String, fence: Bool) async -> Response {
+        var headers = HTTPHeaders()
+        headers.add("Authorization", "Bearer \(text)")
+        async let response = RouteCaller.call(router, "GET", "/v1/cached", headers: headers)
+        await keys.manualFence.awaitParked(1)
+        keys.manualFence.release(passing: fence)
+        return await response
+    }
+
+    @Test func aCachedAnswerNeedsOneFenceAndNoConfirmationRead() async throws {
+        let keys = CountingKeyStore()
+        let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.sessions])
+        let runs = Runs()
+        let router = makeRouter(keys: keys, runs: runs, fromCache: Response(status: 299))
+        let answer = await Self.call(router, keys, made.text, fence: true)
+        #expect(answer.status == 299)
+        #expect(keys.manualFence.waits == 1)
+        #expect(keys.confirmations == 0, "the key was confirmed from the cache under the same pass")
+        #expect(runs.value == 0, "the route's body never ran")
+    }
+
+    @Test func aMissAfterTheFenceRunsTheBodyWithoutConfirmingTheKeyAgain() async throws {
+        let keys = CountingKeyStore()
+        let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.sessions])
+        let runs = Runs()
+        let router = makeRouter(keys: keys, runs: runs, fromCache: nil)
+        let answer = await Self.call(router, keys, made.text, fence: true)
+        #expect(answer.status == 204)
+        #expect(keys.confirmations == 0)
+        #expect(runs.value == 1)
+    }
+
+    @Test func withoutAPassOrALiveKeyEntryTheKeyIsConfirmedTheUsualWay() async throws {
+        let keys = CountingKeyStore()
+        let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.sessions])
+        let runs = Runs()
+        let router = makeRouter(keys: keys, runs: runs, fromCache: Response(status: 299))
+        let lost = await Self.call(router, keys, made.text, fence: false)
+        #expect(lost.status == 204, "the fence failed: nothing from the cache")
+        #expect(keys.confirmations == 1)
+        keys.forgetLiveness()
+        let unknown = await Self.call(router, keys, made.text, fence: true)
+        #expect(unknown.status == 204, "the cache does not know the key: nothing from it")
+        #expect(keys.confirmations == 2)
+        #expect(runs.value == 2)
+        keys.revokeAll()
+        let revoked = await Self.call(router, keys, made.text, fence: true)
+        #expect(revoked.status == 401)
+        #expect(keys.confirmations == 3)
+        #expect(runs.value == 2, "a revoked key never reaches the handler")
+    }
+
+    @Test func aKeyWithoutTheScopeIsRefusedUnderTheFence() async throws {
+        let keys = CountingKeyStore()
+        let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.tokensRead])
+        let runs = Runs()
+        let router = makeRouter(keys: keys, runs: runs, fromCache: Response(status: 299))
+        let answer = await Self.call(router, keys, made.text, fence: true)
+        #expect(answer.status == 403)
+        #expect(errorCode(answer) == "forbidden")
         #expect(runs.value == 0)
     }
 }

@@ -10,7 +10,8 @@ private struct DemoHandler: RequestHandler {
     func inspect(_ head: RequestHead) -> HeadDecision<Void> {
         switch (head.method, head.path) {
         case ("GET", "/hello"), ("POST", "/echo"), ("GET", "/slow"), ("GET", "/never"), ("GET", "/raw%2Fpath"),
-            ("GET", "/at-once"), ("GET", "/foreign"), ("GET", "/big"), ("GET", "/reaped"):
+            ("GET", "/at-once"), ("GET", "/foreign"), ("GET", "/big"), ("GET", "/reaped"), ("GET", "/parked"),
+            ("GET", "/parked-at-once"), ("GET", "/parked-then-later"), ("GET", "/parked-never"), ("GET", "/parked-late"):
             return .proceed(route: head.path)
         default:
             return .reject(.error(status: 404, code: "not_found", message: "No such route."), route: nil)
@@ -56,6 +57,38 @@ private struct DemoHandler: RequestHandler {
                     await withTaskCancellationHandler { await Task.yield() } onCancel: {}
                 }
                 return .json(status: 200, body: [])
+            }
+        case "/parked":
+            // Parked with no task, woken from a thread the server does not know; the rest runs on the server's.
+            return .parked { wake in
+                Thread.detachNewThread {
+                    Thread.sleep(forTimeInterval: 0.002)
+                    wake { .now(.json(status: 200, body: Array(#"{"parked":true}"#.utf8))) }
+                }
+            }
+        case "/parked-at-once":
+            // Woken before `park` returns (a cache that cannot vouch for itself answers at once).
+            return .parked { wake in wake { .now(.json(status: 200, body: Array(#"{"parked":"at once"}"#.utf8))) } }
+        case "/parked-then-later":
+            // Woken, then waiting work after all (a cache miss).
+            return .parked { wake in
+                DispatchQueue.global().async {
+                    wake {
+                        .later {
+                            try? await Task.sleep(nanoseconds: 1_000_000)
+                            return .json(status: 200, body: Array(#"{"parked":"then later"}"#.utf8))
+                        }
+                    }
+                }
+            }
+        case "/parked-never":
+            return .parked { _ in }
+        case "/parked-late":
+            // Woken long after the handler timeout: the wake must do nothing.
+            return .parked { wake in
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.6) {
+                    wake { .now(.json(status: 200, body: [])) }
+                }
             }
         case "/never":
             return .later {
@@ -314,6 +347,45 @@ struct ServerTests {
             print("waiting test: \(count) requests of 1 s in \(total) s; /hello meanwhile in \(probeSeconds * 1000) ms")
             #expect(total < 4)
             #expect(probeSeconds < 0.5)
+        }
+    }
+
+    /// Parked requests (no task) are resumed on the server's threads however they are woken: from a foreign
+    /// thread, before parking returns, or into waiting work; on kept-alive connections used from several threads.
+    @Test func parkedRequestsAreAnsweredHoweverTheyAreWoken() async throws {
+        try await onThread {
+            let (server, _) = try makeServer()
+            defer { server.shutdown() }
+            let paths = ["/parked", "/parked-at-once", "/parked-then-later"]
+            let bodies = [#"{"parked":true}"#, #"{"parked":"at once"}"#, #"{"parked":"then later"}"#]
+            let failures = exchangeConcurrently(port: server.port, clients: 8, rounds: 30) { client, round in
+                paths[(client + round) % 3]
+            } isRight: { path, reply in
+                reply.status == 200 && reply.text == bodies[paths.firstIndex(of: path)!]
+            }
+            #expect(failures.isEmpty, "\(failures)")
+            #expect(server.waitingRequests == 0)
+        }
+    }
+
+    /// A parked request never woken gets the handler timeout's 503; one woken after it, too, and the late wake
+    /// changes nothing.
+    @Test func parkedRequestsHonourTheHandlerTimeout() async throws {
+        try await onThread {
+            let (server, _) = try makeServer { $0.handlerTimeout = 0.2 }
+            defer { server.shutdown() }
+            for path in ["/parked-never", "/parked-late"] {
+                let connection = try RawConnection(port: server.port)
+                connection.send(get(path))
+                let reply = try connection.readReply()
+                #expect(reply.status == 503, "\(path)")
+                #expect(reply.headers["retry-after"] == "1")
+            }
+            Thread.sleep(forTimeInterval: 0.7)  // The late wake has come and gone.
+            let connection = try RawConnection(port: server.port)
+            connection.send(get("/hello"))
+            #expect(try connection.readReply().status == 200)
+            #expect(server.waitingRequests == 0)
         }
     }
 

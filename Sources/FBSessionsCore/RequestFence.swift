@@ -1,0 +1,30 @@
+/// A fence of an exact cache (docs/caching.md, "Exact caches across instances"): something a request can wait for
+/// without a task, after which the cache's entries are known to reflect every change that committed before the
+/// wait began.
+///
+/// The request path uses it to answer from memory with one wait: the router waits once, then confirms the key and
+/// reads the session under the same ``FencePass``. A pass is explicit, not carried in a task-local, and is only
+/// honoured by the cache that issued it.
+public protocol RequestFence: AnyObject, Sendable {
+    /// Calls `resume` exactly once, on any thread and possibly before returning: with a pass once a fence sent
+    /// after this call came back, or with nil when the cache cannot vouch for itself in time (its listener is not
+    /// current, its connection was lost, or the fence timed out). `resume` must be quick: it may run on the
+    /// listener's thread, once for every request a fence answers.
+    func wait(_ resume: @escaping @Sendable (FencePass?) -> Void)
+}
+
+/// Proof that a fence of one cache passed after a request arrived: what that cache holds may answer the request.
+public struct FencePass: Sendable, Equatable {
+    /// The cache whose fence passed.
+    public let issuer: ObjectIdentifier
+
+    /// A pass for the fence `issuer`. Only a ``RequestFence`` makes these, when its fence came back.
+    public init(issuer: some RequestFence) {
+        self.issuer = ObjectIdentifier(issuer)
+    }
+
+    /// Whether this pass was issued by `cache`.
+    public func covers(_ cache: some RequestFence) -> Bool {
+        issuer == ObjectIdentifier(cache)
+    }
+}
