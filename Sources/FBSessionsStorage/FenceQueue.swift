@@ -1,9 +1,12 @@
 /// The fences of an ``ExactCache``, as a state machine with no clock and no threads (unit-tested on its own).
 ///
-/// At most one fence is in flight. A request that joins while none is in flight sends one; a request that joins
-/// while one is in flight cannot use it (it may have been sent before the request arrived) and waits for the next,
-/// which is sent as soon as the one in flight comes back. So one fence answers every request that was waiting when
-/// it was sent, and under load a fence costs one round trip per batch of requests, not per request.
+/// At most one fence is outstanding. A fence is first *scheduled* (``Effects/send`` names it), then *sent*: the
+/// caller reports the moment with ``sending(_:)``, under the same lock, just before it writes the `NOTIFY`. A
+/// request that joins while the fence is scheduled rides on it, since it will be sent after the request arrived;
+/// a request that joins once it is sent cannot use it (it may have been sent before the request arrived) and waits
+/// for the next, which is scheduled as soon as the one outstanding comes back. So one fence answers every request
+/// that arrived before it was sent, and under load a fence costs one round trip per batch of requests, not per
+/// request. The caller may hold a scheduled fence back a little (``ExactCache``'s spacing) so that a batch grows.
 ///
 /// Not thread-safe: ``ExactCache`` guards it with its lock.
 struct FenceQueue {
@@ -18,8 +21,10 @@ struct FenceQueue {
     }
 
     private var nextToken: UInt64 = 1
-    /// The token of the fence in flight.
+    /// The token of the fence outstanding: scheduled, or sent and not yet back.
     private(set) var inFlight: UInt64?
+    /// Whether the outstanding fence has been sent (``sending(_:)``).
+    private(set) var sent = false
     /// Waiters by id, with the first fence token that can answer them.
     private var waiters: [(id: UInt64, needs: UInt64)] = []
 
@@ -27,8 +32,8 @@ struct FenceQueue {
 
     /// A request joins; it is answered by a fence sent after now.
     mutating func join(_ id: UInt64) -> Effects {
-        if inFlight != nil {
-            waiters.append((id, nextToken))
+        if let token = inFlight {
+            waiters.append((id, sent ? nextToken : token))
             return Effects()
         }
         let token = startFence()
@@ -41,9 +46,17 @@ struct FenceQueue {
         inFlight == nil ? Effects(send: startFence()) : Effects()
     }
 
+    /// The scheduled fence `token` is being sent now; false when it is no longer outstanding (lost meanwhile), and
+    /// then it must not be sent.
+    mutating func sending(_ token: UInt64) -> Bool {
+        guard token == inFlight, !sent else { return false }
+        sent = true
+        return true
+    }
+
     /// A fence came back. Returns whether it was the one in flight, and what to do.
     mutating func returned(_ token: UInt64) -> (expected: Bool, effects: Effects) {
-        guard token == inFlight else { return (false, Effects()) }
+        guard token == inFlight, sent else { return (false, Effects()) }
         inFlight = nil
         var effects = Effects()
         var remaining: [(id: UInt64, needs: UInt64)] = []
@@ -72,6 +85,7 @@ struct FenceQueue {
         let token = nextToken
         nextToken += 1
         inFlight = token
+        sent = false
         return token
     }
 }

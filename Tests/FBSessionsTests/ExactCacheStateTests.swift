@@ -10,32 +10,51 @@ struct FenceQueueTests {
     @Test func aLoneRequestSendsAFenceAndPassesWhenItComesBack() {
         var queue = FenceQueue()
         #expect(queue.join(1) == .init(send: 1))
+        #expect(queue.returned(1).expected == false, "not sent yet: a fence cannot come back before it is sent")
+        #expect(queue.sending(1) == true)
         #expect(queue.returned(1) == (true, .init(passed: [1])))
         #expect(queue.inFlight == nil && queue.waiting == 0)
+    }
+
+    @Test func aRequestJoiningWhileAFenceIsScheduledRidesOnIt() {
+        var queue = FenceQueue()
+        #expect(queue.join(1) == .init(send: 1))
+        #expect(queue.join(2) == .init(), "fence 1 is not sent yet: it will be sent after 2 arrived")
+        #expect(queue.sending(1) == true)
+        #expect(queue.returned(1) == (true, .init(passed: [1, 2])))
     }
 
     @Test func aRequestJoiningWhileAFenceIsInFlightWaitsForTheNextOne() {
         var queue = FenceQueue()
         _ = queue.join(1)
+        _ = queue.sending(1)
         #expect(queue.join(2) == .init(), "no second fence while one is in flight")
         #expect(queue.join(3) == .init())
-        // Fence 1 may have been sent before 2 and 3 arrived: it answers 1 only, and fence 2 goes out for them.
+        // Fence 1 may have been sent before 2 and 3 arrived: it answers 1 only, and fence 2 is scheduled for them.
         #expect(queue.returned(1) == (true, .init(send: 2, passed: [1])))
-        #expect(queue.returned(2) == (true, .init(passed: [2, 3])))
+        #expect(queue.join(4) == .init(), "4 rides on fence 2, scheduled and not yet sent")
+        #expect(queue.sending(2) == true)
+        #expect(queue.join(5) == .init())
+        #expect(queue.returned(2) == (true, .init(send: 3, passed: [2, 3, 4])))
+        _ = queue.sending(3)
+        #expect(queue.returned(3) == (true, .init(passed: [5])))
         #expect(queue.waiting == 0)
     }
 
     @Test func staleOrUnknownFencesAnswerNobody() {
         var queue = FenceQueue()
         _ = queue.join(1)
+        _ = queue.sending(1)
         #expect(queue.returned(7).expected == false)
         #expect(queue.returned(0).expected == false)
+        #expect(queue.sending(1) == false, "a fence is sent once")
         #expect(queue.waiting == 1)
     }
 
     @Test func aLostFenceFailsEveryWaiterAndALateReturnIsIgnored() {
         var queue = FenceQueue()
         _ = queue.join(1)
+        _ = queue.sending(1)
         _ = queue.join(2)
         #expect(queue.lost(99) == .init(), "losing another token changes nothing")
         #expect(queue.lost(1) == .init(failed: [1, 2]))
@@ -43,10 +62,18 @@ struct FenceQueueTests {
         #expect(queue.join(3) == .init(send: 2), "the next request sends a new fence")
     }
 
+    @Test func aScheduledFenceLostBeforeItIsSentIsNeverSent() {
+        var queue = FenceQueue()
+        _ = queue.join(1)
+        #expect(queue.lost() == .init(failed: [1]))
+        #expect(queue.sending(1) == false)
+    }
+
     @Test func aProbeSendsOnlyWhenNoFenceIsInFlight() {
         var queue = FenceQueue()
         #expect(queue.probe() == .init(send: 1))
         #expect(queue.probe() == .init())
+        _ = queue.sending(1)
         #expect(queue.join(5) == .init())
         #expect(queue.returned(1) == (true, .init(send: 2)), "the waiter joined after fence 1 was sent")
     }
@@ -207,7 +234,7 @@ struct ExactCacheSignalTests {
     }
 
     @Test func aParkedWaitGetsAPassOfThisCacheOnlyWhenItsFenceCameBack() {
-        let cache = ExactCache(capacity: 1 << 20, fenceTimeout: .seconds(30))
+        let cache = ExactCache(capacity: 1 << 20, fenceTimeout: .seconds(30), fenceSpacing: .zero)
         let other = ExactCache(capacity: 1 << 20, fenceTimeout: .seconds(30))
         let fences = Fences()
         let passes = Passes()
@@ -236,5 +263,22 @@ struct ExactCacheSignalTests {
         cache.wait(passes.add)
         cache.handle(.disconnected)
         #expect(passes.all.count == 6 && passes.all[5] == nil, "a lost connection fails a parked wait")
+    }
+
+    @Test func aFenceDueSoonAfterTheLastIsHeldBackAndRiddenOn() async {
+        let cache = ExactCache(capacity: 1 << 20, fenceTimeout: .seconds(30), fenceSpacing: .milliseconds(300))
+        let fences = Fences()
+        let passes = Passes()
+        cache.attach(sendFence: fences.send)
+        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        let started = ContinuousClock.now
+        cache.wait(passes.add)
+        cache.wait(passes.add)
+        #expect(fences.count == 1, "held back: the last fence went out less than the spacing ago")
+        while fences.count < 2, ContinuousClock.now - started < .seconds(5) { await Task.yield() }
+        #expect(ContinuousClock.now - started >= .milliseconds(250))
+        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        #expect(passes.all.count == 2 && passes.all.allSatisfy { $0?.covers(cache) == true }, "both rode on it")
+        #expect(fences.count == 2)
     }
 }
