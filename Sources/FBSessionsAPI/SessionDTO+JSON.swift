@@ -2,10 +2,17 @@ import FBSessionsCore
 import HTTPServer
 import Support
 
-/// The session and list bodies written directly (``JSONWriter``) instead of through `JSONEncoder`: the same
-/// bytes as the `Encodable` conformances in SessionDTO.swift and OwnerRoutes, which stay as the reference the
-/// golden test (SessionJSONTests) compares against. Keys are written in sorted order, as `.sortedKeys` does.
+/// The session and list bodies written directly (``JSONWriter``) instead of through `JSONEncoder`, the one
+/// description of them: keys in sorted order, as `.sortedKeys` writes them, the profile's from ``Profile/Field``.
+/// The bytes are what `JSONEncoder` with `[.sortedKeys, .withoutEscapingSlashes]` makes of the same values (the
+/// golden test SessionJSONTests checks it against values it builds from the contract).
 extension SessionDTO {
+    /// The profile object's keys in the order `.sortedKeys` writes them: each ``Profile/Field`` by its JSON name,
+    /// and `refreshed_at` (no field) for the session's `profileRefreshedAt`.
+    static let profileKeys: [(name: String, field: Profile.Field?)] =
+        (Profile.Field.allCases.map { (name: $0.rawValue, field: Optional($0)) } + [(name: "refreshed_at", field: nil)])
+        .sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+
     /// The JSON body.
     var jsonBytes: [UInt8] {
         var json = JSONWriter(capacity: 1024)
@@ -13,6 +20,7 @@ extension SessionDTO {
         return json.bytes
     }
 
+    /// Writes the body into `json` (on its own, or as an element of a list).
     func write(to json: inout JSONWriter) {
         json.beginObject()
         json.key("action_required")
@@ -34,24 +42,14 @@ extension SessionDTO {
         json.key("profile")
         if let profile = session.profile {
             json.beginObject()
-            json.key("email")
-            json.string(profile.email)
-            json.key("first_name")
-            json.string(profile.firstName)
-            json.key("id")
-            json.string(profile.id)
-            json.key("last_name")
-            json.string(profile.lastName)
-            json.key("link")
-            json.string(profile.link)
-            json.key("middle_name")
-            json.string(profile.middleName)
-            json.key("name")
-            json.string(profile.name)
-            json.key("picture_url")
-            json.string(profile.pictureURL)
-            json.key("refreshed_at")
-            json.timestamp(session.profileRefreshedAt)
+            for key in Self.profileKeys {
+                json.key(named: key.name)
+                if let field = key.field {
+                    json.string(profile[field])
+                } else {
+                    json.timestamp(session.profileRefreshedAt)
+                }
+            }
             json.endObject()
         } else {
             json.null()

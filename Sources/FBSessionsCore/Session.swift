@@ -21,69 +21,6 @@ public enum ActionRequired: String, Sendable, Codable {
     case login
 }
 
-/// A Facebook profile as stored with a session.
-public struct Profile: Sendable, Equatable, Codable {
-    /// The app-scoped user id.
-    public var id: String
-    /// Full name.
-    public var name: String?
-    /// First name.
-    public var firstName: String?
-    /// Middle name.
-    public var middleName: String?
-    /// Last name.
-    public var lastName: String?
-    /// Email, when the `email` permission is granted.
-    public var email: String?
-    /// Profile link, when `user_link` is granted.
-    public var link: String?
-    /// The picture URL Graph gave (it expires; the service serves pictures itself).
-    public var pictureURL: String?
-
-    enum CodingKeys: String, CodingKey {
-        case id, name, email, link
-        case firstName = "first_name"
-        case middleName = "middle_name"
-        case lastName = "last_name"
-        case pictureURL = "picture_url"
-    }
-
-    /// Creates a profile.
-    public init(
-        id: String, name: String? = nil, firstName: String? = nil, middleName: String? = nil, lastName: String? = nil,
-        email: String? = nil, link: String? = nil, pictureURL: String? = nil
-    ) {
-        self.id = id
-        self.name = name
-        self.firstName = firstName
-        self.middleName = middleName
-        self.lastName = lastName
-        self.email = email
-        self.link = link
-        self.pictureURL = pictureURL
-    }
-
-    /// The profile Graph returned.
-    public init(_ graph: GraphProfile) {
-        self.init(
-            id: graph.id, name: graph.name, firstName: graph.firstName, middleName: graph.middleName,
-            lastName: graph.lastName, email: graph.email, link: graph.link, pictureURL: graph.pictureURL)
-    }
-
-    /// The names of the fields that differ from `other` (for `profile.changed`); the picture URL is left out
-    /// because Graph signs it anew on every call.
-    public func changedFields(from other: Profile) -> [String] {
-        var fields: [String] = []
-        if name != other.name { fields.append("name") }
-        if firstName != other.firstName { fields.append("first_name") }
-        if middleName != other.middleName { fields.append("middle_name") }
-        if lastName != other.lastName { fields.append("last_name") }
-        if email != other.email { fields.append("email") }
-        if link != other.link { fields.append("link") }
-        return fields
-    }
-}
-
 /// One Facebook account logged in for one owner of one app. Never carries the token itself.
 public struct Session: Sendable, Equatable {
     /// `ses_` + 128 random bits, URL-safe.

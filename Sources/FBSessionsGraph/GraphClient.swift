@@ -122,13 +122,7 @@ public struct GraphClient: GraphAPI {
         let query = fields.isEmpty ? [] : [("fields", fields.joined(separator: ","))]
         let endpoint = GraphEndpoint("me", path: "me", query: query, authentication: .user(accessToken: accessToken))
         return try await perform(endpoint, credentials, decoding: GraphWire.Profile.self) { wire, _ in
-            .success(
-                GraphProfile(
-                    id: wire.id.value, name: wire.name, firstName: wire.firstName, middleName: wire.middleName,
-                    lastName: wire.lastName, email: wire.email, link: wire.link,
-                    picture: wire.picture.map { GraphClient.picture($0.data) }
-                )
-            )
+            .success(GraphProfile(wire.profile, picture: wire.picture.map { GraphClient.picture($0.data) }))
         }
     }
 

@@ -158,22 +158,31 @@ enum GraphWire {
 
     // MARK: /me (§2), /me/picture (§5), /me/permissions (§6)
 
-    /// A User node.
+    /// A User node: `id` (a string or a number), each other ``FBSessionsCore/Profile/Field`` as a string under
+    /// its ``FBSessionsCore/Profile/Field/graphField``, and the `picture` edge, whose URL is the profile's
+    /// `picture_url`. A field of another type throws, as any shape mismatch does.
     struct Profile: Decodable {
-        let id: ID
-        let name: String?
-        let firstName: String?
-        let middleName: String?
-        let lastName: String?
-        let email: String?
-        let link: String?
+        let profile: FBSessionsCore.Profile
         let picture: PictureEnvelope?
 
-        enum CodingKeys: String, CodingKey {
-            case id, name, email, link, picture
-            case firstName = "first_name"
-            case middleName = "middle_name"
-            case lastName = "last_name"
+        /// A `/me` field name as a coding key.
+        struct Key: CodingKey {
+            let stringValue: String
+            var intValue: Int? { nil }
+            init(_ name: String) { stringValue = name }
+            init(stringValue: String) { self.init(stringValue) }
+            init?(intValue: Int) { nil }
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Key.self)
+            picture = try container.decodeIfPresent(PictureEnvelope.self, forKey: Key("picture"))
+            var profile = FBSessionsCore.Profile(id: try container.decode(ID.self, forKey: Key("id")).value)
+            for field in FBSessionsCore.Profile.Field.allCases where field != .id && field != .pictureURL {
+                profile[field] = try container.decodeIfPresent(String.self, forKey: Key(field.graphField))
+            }
+            profile.pictureURL = picture?.data.url
+            self.profile = profile
         }
     }
 

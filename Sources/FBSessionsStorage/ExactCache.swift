@@ -435,9 +435,8 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
             bytes += list.reduce(list.count * 24) { $0 + $1.utf8.count }
         }
         if let profile = session.profile {
-            for field in [profile.id, profile.name, profile.firstName, profile.middleName, profile.lastName,
-                          profile.email, profile.link, profile.pictureURL] {
-                bytes += 16 + (field?.utf8.count ?? 0)
+            for field in Profile.Field.allCases {
+                bytes += 16 + (profile[field]?.utf8.count ?? 0)
             }
         }
         return bytes

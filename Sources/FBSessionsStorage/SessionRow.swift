@@ -3,18 +3,65 @@ import Foundation
 import Postgres
 
 /// The columns of `sessions` that make a ``Session`` (never the token), and the conversion.
+///
+/// The select list is declared once: ``Column`` for the session's own columns, then one column per
+/// ``Profile/Field``. Every offset in a row comes from those two lists, so decoding names what it reads and a
+/// profile field added to ``Profile`` is selected and read with no edit here.
 enum SessionRow {
-    static let columns: StaticString = """
-        s.id, s.app_id, s.owner, s.slot, s.facebook_user_id, s.state, s.closed_reason, s.closed_at, \
-        s.action_required, s.token_expires_at, s.data_access_expires_at, s.token_refreshed_at, s.permissions, \
-        s.declined_permissions, s.expired_permissions, s.profile IS NOT NULL AS has_profile, \
-        s.profile->>'id' AS profile_id, s.profile->>'name' AS profile_name, \
-        s.profile->>'first_name' AS profile_first_name, s.profile->>'middle_name' AS profile_middle_name, \
-        s.profile->>'last_name' AS profile_last_name, s.profile->>'email' AS profile_email, \
-        s.profile->>'link' AS profile_link, s.profile->>'picture_url' AS profile_picture_url, s.profile_refreshed_at, \
-        s.validated_at, s.created_at, s.updated_at, s.login_kind, \
-        (o.active_session_id IS NOT NULL AND o.active_session_id = s.id) AS active
-        """
+    /// The session's own columns, in select-list order: a column's `rawValue` is its offset from where
+    /// ``columns`` starts in a row. The profile's columns follow them (``profileColumns``).
+    enum Column: Int, CaseIterable {
+        case id, appID, owner, slot, facebookUserID, state, closedReason, closedAt, actionRequired, tokenExpiresAt
+        case dataAccessExpiresAt, tokenRefreshedAt, permissions, declinedPermissions, expiredPermissions
+        case profileRefreshedAt, validatedAt, createdAt, updatedAt, loginKind, active, hasProfile
+
+        /// The entry in the select list: a column of `sessions s`, or an expression with its name.
+        var sql: String {
+            switch self {
+            case .id: "s.id"
+            case .appID: "s.app_id"
+            case .owner: "s.owner"
+            case .slot: "s.slot"
+            case .facebookUserID: "s.facebook_user_id"
+            case .state: "s.state"
+            case .closedReason: "s.closed_reason"
+            case .closedAt: "s.closed_at"
+            case .actionRequired: "s.action_required"
+            case .tokenExpiresAt: "s.token_expires_at"
+            case .dataAccessExpiresAt: "s.data_access_expires_at"
+            case .tokenRefreshedAt: "s.token_refreshed_at"
+            case .permissions: "s.permissions"
+            case .declinedPermissions: "s.declined_permissions"
+            case .expiredPermissions: "s.expired_permissions"
+            case .profileRefreshedAt: "s.profile_refreshed_at"
+            case .validatedAt: "s.validated_at"
+            case .createdAt: "s.created_at"
+            case .updatedAt: "s.updated_at"
+            case .loginKind: "s.login_kind"
+            case .active: "(o.active_session_id IS NOT NULL AND o.active_session_id = s.id) AS active"
+            case .hasProfile: "s.profile IS NOT NULL AS has_profile"
+            }
+        }
+    }
+
+    /// Each profile field's column: after the ``Column``s, in ``Profile/Field`` order.
+    private static let profileColumns: [(field: Profile.Field, offset: Int)] =
+        Profile.Field.allCases.enumerated().map { index, field in (field, Column.allCases.count + index) }
+
+    /// The select-list entries: the ``Column``s, then each profile field taken out of the jsonb column as text
+    /// (`->>`), so that no JSON is parsed here (decoding the column with `JSONDecoder` was a tenth of the status
+    /// path's CPU, docs/performance.md).
+    private static let entries =
+        Column.allCases.map(\.sql)
+        + profileColumns.map { "s.profile->>'\($0.field.rawValue)' AS profile_\($0.field.rawValue)" }
+
+    /// The select list.
+    static let columns = SQLFragment(entries.joined(separator: ", "))
+
+    /// The result name of each entry: what follows ` AS `, or the column's name after `s.`.
+    private static let names = entries.map { entry in
+        entry.range(of: " AS ").map { String(entry[$0.upperBound...]) } ?? String(entry.dropFirst(2))
+    }
 
     /// `FROM sessions s LEFT JOIN owners o …`, to follow ``columns``.
     static let from: StaticString = "FROM sessions s LEFT JOIN owners o ON o.app_id = s.app_id AND o.owner = s.owner"
@@ -22,54 +69,57 @@ enum SessionRow {
     /// The same join in parentheses, for the right side of a join (``KeyLiveness``).
     static let joined: StaticString = "(sessions s LEFT JOIN owners o ON o.app_id = s.app_id AND o.owner = s.owner)"
 
-    /// The profile's fields come out of the jsonb column one by one (`->>`), so no JSON is parsed here: decoding
-    /// the column with `JSONDecoder` was a tenth of the status path's CPU (docs/performance.md).
+    /// The session in `row`, which holds ``columns`` (and maybe other columns before and after them).
     ///
     /// The columns are read by position from where ``columns`` starts in the row (found once by name, and checked
-    /// against the last column's name), which saves a name lookup per value.
+    /// against two other columns' names), which saves a name lookup per value.
     static func session(from row: PostgresRow) throws -> Session {
         let base = try start(in: row)
-        func at(_ offset: Int) -> Int { base + offset }
+        func at(_ column: Column) -> Int { base + column.rawValue }
         var profile: Profile?
-        if try row.decode(at(15), as: Bool.self) {
-            profile = Profile(
-                id: try row.decode(at(16), as: String.self), name: try row.decode(at(17)),
-                firstName: try row.decode(at(18)), middleName: try row.decode(at(19)),
-                lastName: try row.decode(at(20)), email: try row.decode(at(21)),
-                link: try row.decode(at(22)), pictureURL: try row.decode(at(23)))
+        if try row.decode(at(.hasProfile), as: Bool.self) {
+            var read = Profile(id: "")
+            for (field, offset) in profileColumns {
+                if field == .id {
+                    read.id = try row.decode(base + offset, as: String.self)
+                } else {
+                    read[field] = try row.decode(base + offset, as: String?.self)
+                }
+            }
+            profile = read
         }
-        let state = SessionState(rawValue: try row.decode(at(5), as: String.self)) ?? .closed
+        let state = SessionState(rawValue: try row.decode(at(.state), as: String.self)) ?? .closed
         return Session(
-            id: try row.decode(at(0)), appID: try row.decode(at(1)), owner: try row.decode(at(2)),
-            slot: try row.decode(at(3)), facebookUserID: try row.decode(at(4)), state: state,
-            closedReason: try row.decode(at(6), as: String?.self).flatMap(ClosedReason.init(rawValue:)),
-            closedAt: try row.decode(at(7), as: Date?.self),
-            storedAction: try row.decode(at(8), as: String?.self).flatMap(ActionRequired.init(rawValue:)),
-            tokenExpiresAt: try row.decode(at(9), as: Date?.self),
-            dataAccessExpiresAt: try row.decode(at(10), as: Date?.self),
-            tokenRefreshedAt: try row.decode(at(11), as: Date?.self),
-            permissions: try row.decode(at(12)), declinedPermissions: try row.decode(at(13)),
-            expiredPermissions: try row.decode(at(14)), profile: profile,
-            profileRefreshedAt: try row.decode(at(24), as: Date?.self),
-            validatedAt: try row.decode(at(25), as: Date?.self), createdAt: try row.decode(at(26)),
-            updatedAt: try row.decode(at(27)), active: try row.decode(at(lastColumn)),
-            loginKind: LoginKind(rawValue: try row.decode(at(28), as: String.self)) ?? .standard)
+            id: try row.decode(at(.id)), appID: try row.decode(at(.appID)), owner: try row.decode(at(.owner)),
+            slot: try row.decode(at(.slot)), facebookUserID: try row.decode(at(.facebookUserID)), state: state,
+            closedReason: try row.decode(at(.closedReason), as: String?.self).flatMap(ClosedReason.init(rawValue:)),
+            closedAt: try row.decode(at(.closedAt), as: Date?.self),
+            storedAction: try row.decode(at(.actionRequired), as: String?.self).flatMap(ActionRequired.init(rawValue:)),
+            tokenExpiresAt: try row.decode(at(.tokenExpiresAt), as: Date?.self),
+            dataAccessExpiresAt: try row.decode(at(.dataAccessExpiresAt), as: Date?.self),
+            tokenRefreshedAt: try row.decode(at(.tokenRefreshedAt), as: Date?.self),
+            permissions: try row.decode(at(.permissions)), declinedPermissions: try row.decode(at(.declinedPermissions)),
+            expiredPermissions: try row.decode(at(.expiredPermissions)), profile: profile,
+            profileRefreshedAt: try row.decode(at(.profileRefreshedAt), as: Date?.self),
+            validatedAt: try row.decode(at(.validatedAt), as: Date?.self), createdAt: try row.decode(at(.createdAt)),
+            updatedAt: try row.decode(at(.updatedAt)), active: try row.decode(at(.active)),
+            loginKind: LoginKind(rawValue: try row.decode(at(.loginKind), as: String.self)) ?? .standard)
     }
 
-    /// The offset of `active`, the last of ``columns``.
-    private static let lastColumn = 29
-
-    /// Where ``columns`` starts in `row`: the first column named `id`, provided `active` is 29 columns later.
+    /// Where ``columns`` starts in `row`: the first column named `id`, provided `has_profile` and the last of
+    /// ``columns`` are where the list puts them.
     static func start(in row: PostgresRow) throws -> Int {
         let names = row.columns
-        guard let base = row.position(of: "id"), base + lastColumn < names.count, names[base + 5] == "state",
-            names[base + lastColumn] == "active"
+        guard let base = row.position(of: "id"), base + Self.names.count <= names.count,
+            names[base + Column.hasProfile.rawValue] == Self.names[Column.hasProfile.rawValue],
+            names[base + Self.names.count - 1] == Self.names.last
         else {
             throw SessionRowLayoutError()
         }
         return base
     }
 
+    /// The `sessions.profile` jsonb text: ``Profile``'s `Codable` object (absent fields left out).
     static func profileJSON(_ profile: Profile) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

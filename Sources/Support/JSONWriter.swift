@@ -52,6 +52,17 @@ public struct JSONWriter: Sendable {
         needsComma = false
     }
 
+    /// `"key":` for a name this program holds in a `String` (a field's name from a table). Plain ASCII, as
+    /// ``key(_:)``'s.
+    public mutating func key(named name: String) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: name.utf8)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
     /// A string value.
     public mutating func string(_ value: String) {
         separate()

@@ -20,7 +20,7 @@ import Testing
     /// A Graph whose four login calls answer as scripted; nothing else is called by a login.
     struct ScriptedGraph: GraphAPI {
         var debug: Answer<GraphTokenInfo>
-        var me = Answer<GraphProfile>(result: .success(GraphProfile(id: "10000000000000001", name: "Ada Lovelace")))
+        var me = Answer<GraphProfile>(result: .success(GraphProfile(Profile(id: "10000000000000001", name: "Ada Lovelace"))))
         var permissions = Answer<GraphPermissions>(result: .success(GraphPermissions(granted: ["public_profile"])))
         var exchange = Answer<GraphTokenGrant>(
             result: .success(GraphTokenGrant(accessToken: "EAAlonglived", expiresIn: 5_184_000)))
@@ -131,7 +131,7 @@ import Testing
         }
         #expect(detail.code == 190 && detail.subcode == 463)
         var graph = ScriptedGraph(debug: Answer(result: .success(info), delay: 40))
-        graph.me = Answer(result: .success(GraphProfile(id: "10000000000000001", name: "Ada Lovelace")))
+        graph.me = Answer(result: .success(GraphProfile(Profile(id: "10000000000000001", name: "Ada Lovelace"))))
         let outcome = await Self.outcome(graph)
         #expect(outcome.status == 422 && outcome.code == "token_rejected" && outcome.graphCode == 190)
     }
@@ -139,7 +139,7 @@ import Testing
     @Test func aDebugTokenCallFailingForGoodDecidesThoughTheOtherCallsSucceededFirst() async {
         var graph = ScriptedGraph(
             debug: Answer(result: .failure(.other(GraphErrorDetail(code: 100, message: "unsupported"))), delay: 40))
-        graph.me = Answer(result: .success(GraphProfile(id: "10000000000000001", name: "Ada Lovelace")))
+        graph.me = Answer(result: .success(GraphProfile(Profile(id: "10000000000000001", name: "Ada Lovelace"))))
         let outcome = await Self.outcome(graph)
         #expect(outcome.status == 502 && outcome.code == "graph_error" && outcome.graphCode == 100, "\(outcome)")
     }
@@ -162,7 +162,7 @@ import Testing
 
     @Test func aPageTokenIsRefusedThoughMeAnswered() async {
         var graph = ScriptedGraph(debug: Answer(result: .success(Self.valid(type: "PAGE")), delay: 40))
-        graph.me = Answer(result: .success(GraphProfile(id: "10000000000000001", name: "A Page")))
+        graph.me = Answer(result: .success(GraphProfile(Profile(id: "10000000000000001", name: "A Page"))))
         let outcome = await Self.outcome(graph)
         #expect(outcome.status == 422 && outcome.code == "token_rejected" && outcome.graphCode == nil)
         let untyped = await Self.outcome(ScriptedGraph(debug: Answer(result: .success(Self.valid(type: nil)))))
@@ -185,7 +185,7 @@ import Testing
 
     @Test func aUserMismatchIsRefused() async {
         var graph = ScriptedGraph(debug: Answer(result: .success(Self.valid(userID: "10000000000000009"))))
-        graph.me = Answer(result: .success(GraphProfile(id: "10000000000000001")))
+        graph.me = Answer(result: .success(GraphProfile(Profile(id: "10000000000000001"))))
         let other = await Self.outcome(graph)
         #expect(other.status == 422 && other.code == "token_rejected")
         let missing = await Self.outcome(ScriptedGraph(debug: Answer(result: .success(Self.valid(userID: nil)))))

@@ -6,13 +6,66 @@ import Testing
 @testable import FBSessionsAPI
 
 /// The hand-written session and list bodies (``JSONWriter``) are byte-for-byte what `JSONEncoder` with sorted keys
-/// and unescaped slashes makes of the `Encodable` DTOs, for every shape: open, token loaded, closed, with and
-/// without a profile, revocation, empty and filled permission lists, and strings that need escaping.
+/// and unescaped slashes makes of the contract's values (docs/api-contract.md, "Session JSON"), built here from the
+/// session (the profile's from ``Profile/Field``), for every shape: open, token loaded, closed, with and without a
+/// profile, revocation, empty and filled permission lists, and strings that need escaping.
 @Suite struct SessionJSONTests {
     private static func encoded(_ value: some Encodable) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return Array(try encoder.encode(value))
+    }
+
+    /// A JSON value, for the bodies the contract describes.
+    private enum Expected: Encodable {
+        case null, bool(Bool), int(Int), string(String), strings([String]), array([Expected])
+        case object([String: Expected])
+
+        static func text(_ value: String?) -> Expected { value.map(Expected.string) ?? .null }
+        static func time(_ value: Date?) -> Expected { text(value.map(RFC3339.string)) }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .null: try container.encodeNil()
+            case .bool(let value): try container.encode(value)
+            case .int(let value): try container.encode(value)
+            case .string(let value): try container.encode(value)
+            case .strings(let value): try container.encode(value)
+            case .array(let value): try container.encode(value)
+            case .object(let value): try container.encode(value)
+            }
+        }
+    }
+
+    /// The session body the contract describes.
+    private static func expected(_ dto: SessionDTO) -> Expected {
+        let session = dto.session
+        var profile = Expected.null
+        if let fields = session.profile {
+            var object = Dictionary(uniqueKeysWithValues: Profile.Field.allCases.map { ($0.rawValue, Expected.text(fields[$0])) })
+            object["refreshed_at"] = .time(session.profileRefreshedAt)
+            profile = .object(object)
+        }
+        let token: Expected =
+            session.state == .closed
+            ? .null
+            : .object([
+                "expires_at": .time(session.tokenExpiresAt), "data_access_expires_at": .time(session.dataAccessExpiresAt),
+                "refreshed_at": .time(session.tokenRefreshedAt), "permissions": .strings(session.permissions),
+                "declined_permissions": .strings(session.declinedPermissions),
+                "expired_permissions": .strings(session.expiredPermissions),
+            ])
+        var object: [String: Expected] = [
+            "id": .string(session.id), "login_kind": .string(session.loginKind.rawValue), "owner": .string(session.owner),
+            "slot": .int(session.slot), "active": .bool(session.active), "state": .string(session.state.rawValue),
+            "closed_reason": .text(session.closedReason?.rawValue), "action_required": .text(session.actionRequired?.rawValue),
+            "validation": .string(dto.validation.rawValue), "validated_at": .time(session.validatedAt),
+            "facebook_user_id": .string(session.facebookUserID), "token": token, "profile": profile,
+            "created_at": .time(session.createdAt), "updated_at": .time(session.updatedAt),
+        ]
+        if let revocation = dto.revocation { object["revocation"] = .string(revocation.rawValue) }
+        return .object(object)
     }
 
     private static let awkward = [
@@ -29,12 +82,12 @@ import Testing
         func maybeDate() -> Date? { Bool.random(using: &generator) ? date() : nil }
         func list() -> [String] { (0..<Int.random(in: 0...3, using: &generator)).map { _ in text() } }
         let state = [SessionState.open, .tokenLoaded, .closed][seed % 3]
-        let profile: Profile? =
-            seed % 4 == 0
-            ? nil
-            : Profile(
-                id: text(), name: maybeText(), firstName: maybeText(), middleName: maybeText(), lastName: maybeText(),
-                email: maybeText(), link: maybeText(), pictureURL: maybeText())
+        var profile: Profile?
+        if seed % 4 != 0 {
+            var fields = Profile(id: text())
+            for field in Profile.Field.allCases where field != .id { fields[field] = maybeText() }
+            profile = fields
+        }
         return Session(
             id: "ses_" + text(), appID: "app_1", owner: text(), slot: Int.random(in: 0...7, using: &generator),
             facebookUserID: text(), state: state,
@@ -52,8 +105,10 @@ import Testing
         for seed in 0..<600 {
             let dto = SessionDTO(
                 session: Self.session(seed), validation: validations[seed % 3], revocation: revocations[seed / 3 % 3])
-            let expected = try Self.encoded(dto)
+            let expected = try Self.encoded(Self.expected(dto))
             #expect(dto.jsonBytes == expected, "seed \(seed): \(String(decoding: dto.jsonBytes, as: UTF8.self))")
+            // The Encodable form (for the types that embed a session) is the same body.
+            #expect(try Self.encoded(dto) == expected, "seed \(seed)")
         }
     }
 
@@ -62,6 +117,10 @@ import Testing
             let list = OwnerRoutes.ListDTO(
                 sessions: (0..<count).map { SessionDTO(session: Self.session($0 * 7 + count), validation: .cached) },
                 activeSessionID: count % 2 == 0 ? nil : "ses_active\"/\\")
+            let expected = Expected.object([
+                "active_session_id": .text(list.activeSessionID), "sessions": .array(list.sessions.map(Self.expected)),
+            ])
+            #expect(list.jsonBytes == (try Self.encoded(expected)), "count \(count)")
             #expect(list.jsonBytes == (try Self.encoded(list)), "count \(count)")
         }
     }
