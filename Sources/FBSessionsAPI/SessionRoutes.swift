@@ -117,18 +117,10 @@ enum OwnerRoutes {
         enum CodingKeys: String, CodingKey { case sessionID = "session_id" }
     }
 
-    struct ListDTO: Encodable {
+    /// An owner's list on the wire; written by ``jsonBytes``.
+    struct ListDTO {
         let sessions: [SessionDTO]
         let activeSessionID: String?
-        enum CodingKeys: String, CodingKey {
-            case sessions
-            case activeSessionID = "active_session_id"
-        }
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(sessions, forKey: .sessions)
-            try container.encode(activeSessionID, forKey: .activeSessionID)
-        }
     }
 
     private static func listResponse(_ list: (sessions: [Session], activeID: String?)) -> Response {

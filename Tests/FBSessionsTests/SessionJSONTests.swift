@@ -107,8 +107,6 @@ import Testing
                 session: Self.session(seed), validation: validations[seed % 3], revocation: revocations[seed / 3 % 3])
             let expected = try Self.encoded(Self.expected(dto))
             #expect(dto.jsonBytes == expected, "seed \(seed): \(String(decoding: dto.jsonBytes, as: UTF8.self))")
-            // The Encodable form (for the types that embed a session) is the same body.
-            #expect(try Self.encoded(dto) == expected, "seed \(seed)")
         }
     }
 
@@ -121,7 +119,6 @@ import Testing
                 "active_session_id": .text(list.activeSessionID), "sessions": .array(list.sessions.map(Self.expected)),
             ])
             #expect(list.jsonBytes == (try Self.encoded(expected)), "count \(count)")
-            #expect(list.jsonBytes == (try Self.encoded(list)), "count \(count)")
         }
     }
 
