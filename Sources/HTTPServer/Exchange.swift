@@ -5,8 +5,8 @@ import Synchronization
 ///
 /// Ownership: created by `uriLogThunk`, retained in libmicrohttpd's per-request context pointer, and released
 /// exactly once by `requestCompletedThunk`. Thread safety: libmicrohttpd calls for one connection come from one
-/// thread at a time; the only other writer is the task that finishes a suspended request, and it changes
-/// ``state`` only under ``ServerCore``'s lock.
+/// thread at a time; the only other writers are the task that finishes a suspended request and the thread that
+/// wakes a parked one, and they change ``state`` only under ``ServerCore``'s lock.
 final class Exchange {
     enum State {
         /// The URI is known; the head has not been inspected yet.

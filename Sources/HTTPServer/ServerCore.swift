@@ -6,7 +6,8 @@ import Synchronization
 /// The part of the server that libmicrohttpd calls into. Kept apart from ``Server`` so that the daemon, which
 /// holds an unretained pointer to this object, is always stopped before this object can go away.
 ///
-/// Thread safety: the `handle…` methods run on libmicrohttpd threads; `finish` runs on Swift tasks; shared state
+/// Thread safety: the `handle…` methods run on libmicrohttpd threads; `finish` runs on Swift tasks and `wake` on
+/// whatever thread wakes a parked request; shared state
 /// (`waiting`, `stopping`, the state of an exchange that was ever suspended) is guarded by `lock`; the count of
 /// live exchanges and the draining flag are atomics. An exchange answered without suspending is only ever
 /// touched by its connection's thread, so its path takes no lock: the two libmicrohttpd threads took this one
