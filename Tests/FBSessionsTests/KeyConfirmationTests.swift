@@ -143,11 +143,18 @@ private func errorCode(_ response: Response) -> String? {
 /// A key whose app and scopes came from the cache is confirmed live before its handler runs (docs/caching.md):
 /// through ``KeyStore/isLive(keyID:)``, which the exact cache answers when it can.
 @Suite struct KeyConfirmationTests {
-    @Test func aCachedKeyIsConfirmedBeforeTheHandlerRuns() async throws {
+    /// A key store, a key with `scopes`, and a router over the counted routes.
+    private static func setUp(scopes: [Scope], fromCache: Response? = nil) async throws
+        -> (CountingKeyStore, (key: APIKey, text: String), Runs, Router)
+    {
         let keys = CountingKeyStore()
-        let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.sessions])
+        let made = try await keys.addKey(appID: keys.base.app.id, scopes: scopes)
         let runs = Runs()
-        let router = makeRouter(keys: keys, runs: runs)
+        return (keys, made, runs, makeRouter(keys: keys, runs: runs, fromCache: fromCache))
+    }
+
+    @Test func aCachedKeyIsConfirmedBeforeTheHandlerRuns() async throws {
+        let (keys, made, runs, router) = try await Self.setUp(scopes: [.sessions])
         var headers = HTTPHeaders()
         headers.add("Authorization", "Bearer \(made.text)")
         let served = await RouteCaller.call(router, "GET", "/v1/counted", headers: headers)
@@ -164,10 +171,7 @@ private func errorCode(_ response: Response) -> String? {
     }
 
     @Test func aConfirmationTheDatabaseCannotGiveIsA503AndNeverALogout() async throws {
-        let keys = CountingKeyStore()
-        let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.sessions])
-        let runs = Runs()
-        let router = makeRouter(keys: keys, runs: runs)
+        let (keys, made, runs, router) = try await Self.setUp(scopes: [.sessions])
         keys.failConfirmations()
         var headers = HTTPHeaders()
         headers.add("Authorization", "Bearer \(made.text)")
@@ -190,10 +194,7 @@ private func errorCode(_ response: Response) -> String? {
     }
 
     @Test func aCachedAnswerNeedsOneFenceAndNoConfirmationRead() async throws {
-        let keys = CountingKeyStore()
-        let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.sessions])
-        let runs = Runs()
-        let router = makeRouter(keys: keys, runs: runs, fromCache: Response(status: 299))
+        let (keys, made, runs, router) = try await Self.setUp(scopes: [.sessions], fromCache: Response(status: 299))
         let answer = await Self.call(router, keys, made.text, fence: true)
         #expect(answer.status == 299)
         #expect(keys.manualFence.waits == 1)
@@ -202,10 +203,7 @@ private func errorCode(_ response: Response) -> String? {
     }
 
     @Test func aMissAfterTheFenceRunsTheBodyWithoutConfirmingTheKeyAgain() async throws {
-        let keys = CountingKeyStore()
-        let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.sessions])
-        let runs = Runs()
-        let router = makeRouter(keys: keys, runs: runs, fromCache: nil)
+        let (keys, made, runs, router) = try await Self.setUp(scopes: [.sessions], fromCache: nil)
         let answer = await Self.call(router, keys, made.text, fence: true)
         #expect(answer.status == 204)
         #expect(keys.confirmations == 0)
@@ -213,10 +211,7 @@ private func errorCode(_ response: Response) -> String? {
     }
 
     @Test func withoutAPassOrALiveKeyEntryTheKeyIsConfirmedTheUsualWay() async throws {
-        let keys = CountingKeyStore()
-        let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.sessions])
-        let runs = Runs()
-        let router = makeRouter(keys: keys, runs: runs, fromCache: Response(status: 299))
+        let (keys, made, runs, router) = try await Self.setUp(scopes: [.sessions], fromCache: Response(status: 299))
         let lost = await Self.call(router, keys, made.text, fence: false)
         #expect(lost.status == 204, "the fence failed: nothing from the cache")
         #expect(keys.confirmations == 1)
@@ -233,10 +228,7 @@ private func errorCode(_ response: Response) -> String? {
     }
 
     @Test func aKeyWithoutTheScopeIsRefusedUnderTheFence() async throws {
-        let keys = CountingKeyStore()
-        let made = try await keys.addKey(appID: keys.base.app.id, scopes: [.tokensRead])
-        let runs = Runs()
-        let router = makeRouter(keys: keys, runs: runs, fromCache: Response(status: 299))
+        let (keys, made, runs, router) = try await Self.setUp(scopes: [.tokensRead], fromCache: Response(status: 299))
         let answer = await Self.call(router, keys, made.text, fence: true)
         #expect(answer.status == 403)
         #expect(errorCode(answer) == "forbidden")
