@@ -293,29 +293,14 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// Keeps a session read from the database, unless something about it was announced since `mark`.
     func fill(_ session: Session, since mark: InvalidationLog.Mark) {
-        let key = Self.sessionKey(session.id)
-        let bytes = Self.estimatedBytes(of: session)
-        lock.withLock {
-            guard log.mayFill(key, since: mark) else {
-                statistics.refusedFills += 1
-                return
-            }
-            entries.set(.session(session), for: key, bytes: bytes)
-        }
+        keep(.session(session), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
     }
 
     /// Keeps an owner's list read from the database, unless something about the owner was announced since `mark`
     /// (every change to one of its sessions announces the owner too).
     func fill(_ list: [Session], owner: String, appID: String, since mark: InvalidationLog.Mark) {
-        let key = Self.ownerKey(appID: appID, owner: owner)
         let bytes = list.reduce(96 + owner.utf8.count + appID.utf8.count) { $0 + Self.estimatedBytes(of: $1) }
-        lock.withLock {
-            guard log.mayFill(key, since: mark) else {
-                statistics.refusedFills += 1
-                return
-            }
-            entries.set(.ownerList(appID: appID, owner: owner, list), for: key, bytes: bytes)
-        }
+        keep(.ownerList(appID: appID, owner: owner, list), for: Self.ownerKey(appID: appID, owner: owner), bytes: bytes, since: mark)
     }
 
     /// The token that announces a session (`s` and its id).
@@ -333,12 +318,17 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// Remembers that the database found the key live, unless something about it was announced since `mark`.
     func fillLiveKey(_ keyID: String, since mark: InvalidationLog.Mark) {
         let key = Self.liveKeyKey(keyID)
+        keep(.liveKey, for: key, bytes: 64 + key.utf8.count, since: mark)
+    }
+
+    /// Stores an entry read from the database, unless its key was announced since `mark` (``InvalidationLog``).
+    private func keep(_ entry: Entry, for key: String, bytes: Int, since mark: InvalidationLog.Mark) {
         lock.withLock {
             guard log.mayFill(key, since: mark) else {
                 statistics.refusedFills += 1
                 return
             }
-            entries.set(.liveKey, for: key, bytes: 64 + key.utf8.count)
+            entries.set(entry, for: key, bytes: bytes)
         }
     }
 

@@ -66,7 +66,7 @@ enum SessionRow {
     /// `FROM sessions s LEFT JOIN owners o …`, to follow ``columns``.
     static let from: StaticString = "FROM sessions s LEFT JOIN owners o ON o.app_id = s.app_id AND o.owner = s.owner"
 
-    /// The same join in parentheses, for the right side of a join (``KeyLiveness``).
+    /// The same join in parentheses, for the right side of a join (the batched reads).
     static let joined: StaticString = "(sessions s LEFT JOIN owners o ON o.app_id = s.app_id AND o.owner = s.owner)"
 
     /// The session in `row`, which holds ``columns`` (and maybe other columns before and after them).

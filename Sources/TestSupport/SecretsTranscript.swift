@@ -173,10 +173,6 @@ public struct RecordingHandler<Base: RequestHandler>: RequestHandler {
 
     public func respond(to request: Request, match: Base.Match) -> Reply {
         let reply = base.respond(to: request, match: match)
-        if case .now(let response) = reply {
-            SecretsTranscript.record(request.head, response)
-            return reply
-        }
         guard SecretsTranscript.isOn else { return reply }
         let head = request.head
         return reply.map { response in
