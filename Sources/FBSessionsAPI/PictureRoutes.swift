@@ -15,36 +15,62 @@ enum PictureRoutes {
         let pictures = services.pictures
         return [
             /// - Remark: HTTP GET /v1/sessions/{id}/picture (openapi.yaml operationId getSessionPicture)
-            Route("GET", "/v1/sessions/{id}/picture", operationID: "getSessionPicture", scope: .sessions, body: .waiting { context in
+            Route("GET", "/v1/sessions/{id}/picture", operationID: "getSessionPicture", scope: .sessions, cached: { context, pass in
+                guard let pictures else { return nil }
+                let app = try context.app()
+                let id = try Validation.pathSessionID(context)
+                let size = try size(context)
+                let redirect = try redirect(context)
+                let ifNoneMatch = redirect ? context.request.headers["If-None-Match"] : nil
+                return try pictures.cachedReply(
+                    sessionID: id, app: app, size: size, ifNoneMatch: ifNoneMatch, needsBytes: redirect, pass: pass
+                ).map { redirect ? picture($0) : try description($0) }
+            }, body: .waiting { context in
                 let app = try context.app()
                 let id = try Validation.pathSessionID(context)
                 let size = try size(context)
                 let redirect = try redirect(context)
                 guard let pictures else { throw unconfigured() }
-                if !redirect { return try await description(pictures, sessionID: id, app: app, size: size) }
-                let reply = try await pictures.picture(
-                    sessionID: id, app: app, size: size, ifNoneMatch: context.request.headers["If-None-Match"])
-                var headers = cacheHeaders(reply)
-                headers.add("ETag", reply.picture.etag)
-                guard reply.outcome != .notModified, let body = reply.picture.body else {
-                    return Response(status: 304, headers: headers)
+                if !redirect {
+                    return try description(await pictures.description(sessionID: id, app: app, size: size))
                 }
-                headers.add("Content-Type", reply.picture.type.rawValue)
-                headers.add("X-Content-Type-Options", "nosniff")
-                headers.add("Content-Security-Policy", "default-src 'none'; sandbox")
-                return Response(status: 200, headers: headers, body: body)
+                return picture(
+                    try await pictures.picture(
+                        sessionID: id, app: app, size: size, ifNoneMatch: context.request.headers["If-None-Match"]))
             }),
             /// - Remark: HTTP GET /v1/sessions/{id}/picture/description (openapi.yaml operationId getSessionPictureDescription)
             Route(
                 "GET", "/v1/sessions/{id}/picture/description", operationID: "getSessionPictureDescription",
-                scope: .sessions, body: .waiting { context in
+                scope: .sessions,
+                cached: { context, pass in
+                    guard let pictures else { return nil }
+                    let app = try context.app()
+                    let id = try Validation.pathSessionID(context)
+                    return try pictures.cachedReply(
+                        sessionID: id, app: app, size: try size(context), ifNoneMatch: nil, needsBytes: false, pass: pass
+                    ).map(description)
+                },
+                body: .waiting { context in
                     let app = try context.app()
                     let id = try Validation.pathSessionID(context)
                     let size = try size(context)
                     guard let pictures else { throw unconfigured() }
-                    return try await description(pictures, sessionID: id, app: app, size: size)
+                    return try description(await pictures.description(sessionID: id, app: app, size: size))
                 }),
         ]
+    }
+
+    /// The bytes with their cache headers, or a 304 with the headers alone.
+    static func picture(_ reply: PictureReply) -> Response {
+        var headers = cacheHeaders(reply)
+        headers.add("ETag", reply.picture.etag)
+        guard reply.outcome != .notModified, let body = reply.picture.body else {
+            return Response(status: 304, headers: headers)
+        }
+        headers.add("Content-Type", reply.picture.type.rawValue)
+        headers.add("X-Content-Type-Options", "nosniff")
+        headers.add("Content-Security-Policy", "default-src 'none'; sandbox")
+        return Response(status: 200, headers: headers, body: body)
     }
 
     /// 503 `picture_unavailable` for a server built without pictures (route tests).
@@ -55,11 +81,8 @@ enum PictureRoutes {
     }
 
     /// Graph's description of the picture as JSON, with the cache headers of the entry it comes from.
-    static func description(
-        _ pictures: PictureService, sessionID: String, app: App, size: GraphPictureSize
-    ) async throws -> Response {
-        let reply = try await pictures.description(sessionID: sessionID, app: app, size: size)
-        return try JSONResponse.make(200, DescriptionDTO(reply.picture), headers: cacheHeaders(reply))
+    static func description(_ reply: PictureReply) throws -> Response {
+        try JSONResponse.make(200, DescriptionDTO(reply.picture), headers: cacheHeaders(reply))
     }
 
     /// `type`, `width` and `height`, checked: a known type, whole numbers 1 to ``maxEdge``.

@@ -114,6 +114,30 @@ public struct PictureService: Sendable {
         try await answer(sessionID: sessionID, app: app, size: size, ifNoneMatch: nil, needsBytes: false)
     }
 
+    /// The answer from the exact cache alone, with no I/O, once a fence covered the request (``FencePass``): a
+    /// fresh picture whose session and description the cache holds, with its bytes from memory unless it is a 304
+    /// or a description. Nil when any part is missing, stale, or the session is closed; the caller then asks
+    /// ``picture(sessionID:app:size:ifNoneMatch:)`` or ``description(sessionID:app:size:)``, whose answer is the
+    /// same one read from the database.
+    public func cachedReply(
+        sessionID: String, app: App, size: GraphPictureSize, ifNoneMatch: String?, needsBytes: Bool, pass: FencePass
+    ) -> PictureReply? {
+        guard let session = sessions.store.cachedSession(id: sessionID, appID: app.id, pass: pass),
+            session.state != .closed
+        else { return nil }
+        let key = PictureKey(
+            appID: app.id, facebookUserID: session.facebookUserID,
+            sizeKey: session.loginKind == .limited ? Self.limitedSizeKey : size.cacheKey)
+        let now = Date()
+        guard var found = store.cachedPicture(key, pass: pass), found.isFresh(at: now) else { return nil }
+        if PictureETag.matches(ifNoneMatch, found.etag) { return reply(found, .notModified, now: now) }
+        if needsBytes {
+            guard let body = memory?.body(key, etag: found.etag) else { return nil }
+            found.body = body
+        }
+        return reply(found, .hit, now: now)
+    }
+
     private func answer(
         sessionID: String, app: App, size: GraphPictureSize, ifNoneMatch: String?, needsBytes: Bool
     ) async throws -> PictureReply {
@@ -257,13 +281,25 @@ public enum PictureETag {
     /// Whether an `If-None-Match` value names `etag`: `*`, or a listed tag equal under weak comparison.
     public static func matches(_ ifNoneMatch: String?, _ etag: String) -> Bool {
         guard let ifNoneMatch else { return false }
-        let wanted = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
-        for item in ifNoneMatch.split(separator: ",") {
-            var tag = item.trimmingCharacters(in: .whitespaces)
-            if tag == "*" { return true }
-            if tag.hasPrefix("W/") { tag.removeFirst(2) }
-            if tag == wanted { return true }
+        let wanted = Array(unprefixed(etag.utf8[...]))
+        // Bytes, not Characters: this runs on every conditional picture request.
+        for item in ifNoneMatch.utf8.split(separator: UInt8(ascii: ",")) {
+            let tag = unprefixed(trimmed(item))
+            if tag.elementsEqual("*".utf8) || tag.elementsEqual(wanted) { return true }
         }
         return false
+    }
+
+    /// A tag without its weak prefix `W/`.
+    private static func unprefixed(_ tag: Substring.UTF8View) -> Substring.UTF8View {
+        tag.starts(with: "W/".utf8) ? tag.dropFirst(2) : tag
+    }
+
+    /// An item of the list without the optional whitespace (space, tab) around it.
+    private static func trimmed(_ item: Substring.UTF8View) -> Substring.UTF8View {
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = item.firstIndex(where: { !isSpace($0) }), let last = item.lastIndex(where: { !isSpace($0) })
+        else { return item[item.endIndex...] }
+        return item[first...last]
     }
 }

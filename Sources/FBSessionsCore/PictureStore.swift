@@ -17,6 +17,11 @@ public protocol PictureStore: Sendable {
     func lookup(sessionID: String, appID: String, sizeKey: String, includeBody: Bool, now: Date) async throws
         -> PictureLookup
 
+    /// The description of the cached picture `key` (no bytes) as the exact cache holds it, when `pass` is that
+    /// cache's (nil: not held, or another cache's pass; read with ``lookup(sessionID:appID:sizeKey:includeBody:now:)``).
+    /// No I/O. Default: nil.
+    func cachedPicture(_ key: PictureKey, pass: FencePass) -> CachedPicture?
+
     /// The bytes of the cached picture, if its ETag is still `etag`.
     func body(_ key: PictureKey, etag: String) async throws -> [UInt8]?
 
@@ -38,6 +43,10 @@ public protocol PictureStore: Sendable {
     /// Erases every cached picture of one Facebook user of one app (logout, deauthorization, data deletion).
     /// - Returns: the number of rows removed.
     func erase(appID: String, facebookUserID: String) async throws -> Int
+}
+
+extension PictureStore {
+    public func cachedPicture(_ key: PictureKey, pass: FencePass) -> CachedPicture? { nil }
 }
 
 /// What ``PictureStore/lookup(sessionID:appID:sizeKey:includeBody:now:)`` found.

@@ -4,13 +4,13 @@ import FBSessionsCore
 import Foundation
 import Postgres
 
-/// Sessions, owners' lists and API-key liveness kept in memory, exact across instances (docs/caching.md, "Exact
+/// Sessions, owners' lists, API-key liveness and pictures' descriptions kept in memory, exact across instances (docs/caching.md, "Exact
 /// caches across instances"): no answer from it is ever made false by a change that committed before the request
 /// arrived, on any instance, whatever writes it (the service, the CLI, an operator's SQL).
 ///
-/// - **Invalidation.** Triggers announce every change to `sessions`, `owners` and `api_keys` on `fbs_changes`, in
-///   the transaction that makes it (migration 0008). The event listener's connection (past any pooler) hands each
-///   announcement to ``handle(_:)``, which drops the entries it names.
+/// - **Invalidation.** Triggers announce every change to `sessions`, `owners`, `api_keys` and `picture_cache` on
+///   `fbs_changes`, in the transaction that makes it (migrations 0008 and 0009). The event listener's connection
+///   (past any pooler) hands each announcement to ``handle(_:)``, which drops the entries it names.
 /// - **The fence.** Before answering, a request waits for a fence: a `NOTIFY` on this instance's own channel, sent
 ///   on the listener's connection after the request arrived. PostgreSQL hands a listener notifications in commit
 ///   order, so when the fence comes back every announcement of a change committed before the request arrived has
@@ -48,7 +48,11 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// This instance's fence channel (random, so that other instances never receive its fences).
     public let fenceChannel: String
-    private let fenceTimeout: DispatchTimeInterval
+    /// How long a sent fence may take, in nanoseconds.
+    private let fenceTimeout: UInt64
+    /// Fails a fence out for longer than `fenceTimeout`: one repeating timer, not one per fence (a timer per fence
+    /// was a tenth of the service's CPU on the hot path, in Dispatch's timer thread).
+    private let watchdog: any DispatchSourceTimer
     /// The least time between two fences, in nanoseconds.
     private let fenceSpacing: UInt64
     /// When the last fence was sent (`DispatchTime` nanoseconds).
@@ -61,6 +65,9 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     private var lastWaiterID: UInt64 = 0
     private var statistics = Statistics()
     private var sendFence: (@Sendable (String) -> Void)?
+    /// Owner and picture tokens by their input (``hashedToken(_:_:)``), under their own lock.
+    private var hashedTokens: [String: String] = [:]
+    private let tokenLock = NSLock()
 
     /// Who waits for a fence: a task (``fence()``), or a request parked without one (``wait(_:)``).
     private enum Waiter {
@@ -73,6 +80,8 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         /// An owner's live sessions, by slot; the app and owner are kept since the key is a hash of them.
         case ownerList(appID: String, owner: String, [Session])
         case liveKey
+        /// A cached picture's description, without its bytes; the key is kept since the entry's key is a hash.
+        case picture(PictureKey, CachedPicture)
     }
 
     /// Creates an empty cache; it serves nothing until ``attach(sendFence:)`` and a fence that came back.
@@ -86,11 +95,24 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     ///     arrives when no fence was sent for this long waits for nothing more than its own round trip.
     public init(capacity: Int, fenceTimeout: Duration = .milliseconds(500), fenceSpacing: Duration = .microseconds(200)) {
         entries = ClockCache(capacity: capacity)
-        let (seconds, attoseconds) = fenceTimeout.components
-        self.fenceTimeout = .nanoseconds(Int(clamping: max(1, seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000)))
-        let spacing = fenceSpacing.components
-        self.fenceSpacing = UInt64(clamping: max(0, spacing.seconds &* 1_000_000_000 &+ spacing.attoseconds / 1_000_000_000))
+        self.fenceTimeout = max(1, Self.nanoseconds(fenceTimeout))
+        self.fenceSpacing = Self.nanoseconds(fenceSpacing)
         fenceChannel = "fbs_fence_" + Hex.encode(SecureRandom.bytes(8))
+        // Checked four times a timeout: a late fence fails between one and one and a quarter timeouts after it was sent.
+        let interval = DispatchTimeInterval.nanoseconds(Int(clamping: max(1_000_000, self.fenceTimeout / 4)))
+        watchdog = DispatchSource.makeTimerSource(queue: .global())
+        watchdog.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(5))
+        watchdog.setEventHandler { [weak self] in self?.failLateFence() }
+        watchdog.resume()
+    }
+
+    deinit {
+        watchdog.cancel()
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(clamping: max(0, seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000))
     }
 
     /// Connects the cache to the listener that sends its fences (``PostgresListener/sendFence(_:)``).
@@ -268,8 +290,9 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// The owner's cached list of live sessions, if any (call after ``fence()`` returned true).
     public func sessions(owner: String, appID: String) -> [Session]? {
-        lock.withLock {
-            guard case .ownerList(appID, owner, let list) = entries.value(for: Self.ownerKey(appID: appID, owner: owner))
+        let key = ownerKey(appID: appID, owner: owner)
+        return lock.withLock {
+            guard case .ownerList(appID, owner, let list) = entries.value(for: key)
             else {
                 statistics.misses += 1
                 return nil
@@ -291,6 +314,29 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         }
     }
 
+    /// The description of a cached picture, without its bytes, if any (call after ``fence()`` returned true).
+    public func picture(_ key: PictureKey) -> CachedPicture? {
+        let token = pictureKey(key)
+        return lock.withLock {
+            guard case .picture(key, let picture) = entries.value(for: token) else {
+                statistics.misses += 1
+                return nil
+            }
+            statistics.hits += 1
+            return picture
+        }
+    }
+
+    /// Keeps a picture's description read from the database (its bytes are dropped), unless its row was announced
+    /// since `mark`.
+    func fill(_ picture: CachedPicture, for key: PictureKey, since mark: InvalidationLog.Mark) {
+        var described = picture
+        described.body = nil
+        let bytes = 512 + key.appID.utf8.count + key.facebookUserID.utf8.count + key.sizeKey.utf8.count
+            + picture.etag.utf8.count + picture.url.utf8.count
+        keep(.picture(key, described), for: pictureKey(key), bytes: bytes, since: mark)
+    }
+
     /// Keeps a session read from the database, unless something about it was announced since `mark`.
     func fill(_ session: Session, since mark: InvalidationLog.Mark) {
         keep(.session(session), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
@@ -300,7 +346,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// (every change to one of its sessions announces the owner too).
     func fill(_ list: [Session], owner: String, appID: String, since mark: InvalidationLog.Mark) {
         let bytes = list.reduce(96 + owner.utf8.count + appID.utf8.count) { $0 + Self.estimatedBytes(of: $1) }
-        keep(.ownerList(appID: appID, owner: owner, list), for: Self.ownerKey(appID: appID, owner: owner), bytes: bytes, since: mark)
+        keep(.ownerList(appID: appID, owner: owner, list), for: ownerKey(appID: appID, owner: owner), bytes: bytes, since: mark)
     }
 
     /// The token that announces a session (`s` and its id).
@@ -311,8 +357,27 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// The token that announces an owner (`fbs_owner_token` in migration 0008): `o` and the first 16 hex digits
     /// of SHA-256 of `app:owner`. Two owners whose tokens collide only drop each other's entries.
-    static func ownerKey(appID: String, owner: String) -> String {
-        "o" + Hex.encode(SHA256.hash(Array((appID + ":" + owner).utf8)).prefix(8))
+    func ownerKey(appID: String, owner: String) -> String {
+        hashedToken("o", appID + ":" + owner)
+    }
+
+    /// The token that announces a cached picture (`fbs_picture_token` in migration 0009): `p` and the first 16 hex
+    /// digits of SHA-256 of `app:facebook user:size`.
+    func pictureKey(_ key: PictureKey) -> String {
+        hashedToken("p", key.appID + ":" + key.facebookUserID + ":" + key.sizeKey)
+    }
+
+    /// `prefix` and the first 16 hex digits of SHA-256 of `input`, remembered for the last few thousand inputs: a
+    /// hot owner or picture then costs a dictionary lookup per request, not a digest.
+    private func hashedToken(_ prefix: String, _ input: String) -> String {
+        let remembered = prefix + input
+        if let token = tokenLock.withLock({ hashedTokens[remembered] }) { return token }
+        let token = prefix + Hex.encode(SHA256.hash(Array(input.utf8)).prefix(8))
+        tokenLock.withLock {
+            if hashedTokens.count >= 4096 { hashedTokens.removeAll(keepingCapacity: true) }
+            hashedTokens[remembered] = token
+        }
+        return token
     }
 
     /// Remembers that the database found the key live, unless something about it was announced since `mark`.
@@ -345,7 +410,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
                 if let waiter = waiters.removeValue(forKey: id) { resumed.append((waiter, false)) }
             }
             statistics.bypassed += effects.failed.count
-                if effects.send != nil {
+            if effects.send != nil {
                 let since = DispatchTime.now().uptimeNanoseconds &- lastSentAt
                 delay = since < fenceSpacing ? fenceSpacing - since : 0
             }
@@ -370,7 +435,6 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         }
         guard let sender else { return }
         sender(String(token))
-        scheduleTimeout(for: token)
     }
 
     /// Resumes waiters. A parked request's callback runs here (it only hands its connection back to the HTTP
@@ -402,16 +466,18 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     private static let resumerLanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
-    /// Holds the cache for the timeout's length (no weak reference: the cache lives as long as its listener).
-    private func scheduleTimeout(for token: UInt64) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + fenceTimeout) { [self] in
-            let effects = lock.withLock { () -> FenceQueue.Effects in
-                guard fences.inFlight == token else { return FenceQueue.Effects() }
-                log.fenceTimedOut()
-                return fences.lost(token)
+    /// Fails the fence in flight if it was sent more than `fenceTimeout` ago (the watchdog's tick).
+    private func failLateFence() {
+        let effects = lock.withLock { () -> FenceQueue.Effects in
+            // Read under the lock: a fence sent after an earlier reading would look sent in the future.
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard let token = fences.inFlight, fences.sent, now - lastSentAt >= fenceTimeout else {
+                return FenceQueue.Effects()
             }
-            apply(effects)
+            log.fenceTimedOut()
+            return fences.lost(token)
         }
+        apply(effects)
     }
 
     /// An estimate of what a session takes in memory: its strings and arrays, and a fixed part for the rest (the

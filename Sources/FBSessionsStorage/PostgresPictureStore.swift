@@ -12,17 +12,48 @@ import Postgres
 ///
 /// A limited session's picture is cached under one key whatever size is asked (``PictureService/limitedSizeKey``,
 /// the `CASE` in the lookups): it has only the one picture its token named.
+///
+/// With an ``ExactCache``, every lookup that finds a picture keeps its description (not the bytes) there, so that a
+/// hit or a 304 can be answered from memory (``cachedPicture(_:pass:)``); migration 0009 announces every change to
+/// `picture_cache`.
 public struct PostgresPictureStore: PictureStore {
     private let database: Database
+    private let cache: ExactCache?
     private let lookups: ReadBatcher<PictureRead, PictureLookup>
 
     /// Creates the store.
-    public init(database: Database) {
+    /// - Parameters:
+    ///   - database: The database.
+    ///   - cache: The exact cache the lookups fill, if any.
+    public init(database: Database, cache: ExactCache? = nil) {
         self.database = database
+        self.cache = cache
         lookups = ReadBatcher(database: database, fetch: Self.fetchLookups)
     }
 
+    public func cachedPicture(_ key: PictureKey, pass: FencePass) -> CachedPicture? {
+        guard let cache, pass.covers(cache) else { return nil }
+        return cache.picture(key)
+    }
+
     public func lookup(sessionID: String, appID: String, sizeKey: String, includeBody: Bool, now: Date) async throws
+        -> PictureLookup
+    {
+        guard let cache else {
+            return try await read(sessionID: sessionID, appID: appID, sizeKey: sizeKey, includeBody: includeBody, now: now)
+        }
+        let mark = cache.mark()
+        let found = try await read(sessionID: sessionID, appID: appID, sizeKey: sizeKey, includeBody: includeBody, now: now)
+        if case .live(let facebookUserID, let picture?, _, let kind) = found {
+            let key = PictureKey(
+                appID: appID, facebookUserID: facebookUserID,
+                sizeKey: kind == .limited ? PictureService.limitedSizeKey : sizeKey)
+            cache.fill(picture, for: key, since: mark)
+        }
+        return found
+    }
+
+    private func read(sessionID: String, appID: String, sizeKey: String, includeBody: Bool, now: Date) async throws
         -> PictureLookup
     {
         if !includeBody {

@@ -144,7 +144,7 @@ public struct PostgresSessionStore: SessionStore {
         let read = OwnerListRead(owner: owner, appID: appID)
         guard let cache else { return try await ownerReads.load(read) }
         return try await cache.read(
-            ExactCache.ownerKey(appID: appID, owner: owner), cached: { cache.sessions(owner: owner, appID: appID) },
+            cache.ownerKey(appID: appID, owner: owner), cached: { cache.sessions(owner: owner, appID: appID) },
             load: { try await ownerReads.load(read) },
             fill: { list, mark in cache.fill(list, owner: owner, appID: appID, since: mark) })
     }

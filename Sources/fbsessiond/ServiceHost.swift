@@ -64,7 +64,7 @@ enum ServiceHost {
         let webhookClient = try Client(configuration: .init(timeout: .seconds(10), maxResponseBytes: 64 * 1024))
         let pictureFetcher = try PictureFetcher(allowsHTTP: settings.pictureAllowHTTP)
         let pictures = PictureService(
-            sessions: sessions, store: PostgresPictureStore(database: runtime.database), fetcher: pictureFetcher,
+            sessions: sessions, store: PostgresPictureStore(database: runtime.database, cache: cache), fetcher: pictureFetcher,
             urlPolicy: PictureURLPolicy(hostSuffixes: settings.pictureHosts, allowsHTTP: settings.pictureAllowHTTP),
             policy: .init(
                 limits: PictureFetchLimits(maxBytes: settings.pictureMaxBytes, timeout: settings.graphTimeout),

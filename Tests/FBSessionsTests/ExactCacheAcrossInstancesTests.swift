@@ -228,6 +228,80 @@ private final class ListenerKiller: @unchecked Sendable {
         #expect(failures.isEmpty, "\(failures.prefix(5))")
     }
 
+    /// A picture replaced through one instance (its row made stale by hand, then filled again from the CDN with
+    /// other bytes) is never answered by the other from the description it cached, with the old bytes or a 304 for
+    /// the old ETag (migration 0009 announces `picture_cache`).
+    @Test(arguments: [false, true]) func aPictureReplacedThroughOneIsServedByTheOther(killing: Bool) async throws {
+        let pair = try await Pair.make()
+        defer { pair.stop() }
+        let harness = pair.harness
+        let (user, token) = try harness.userToken()
+        let login = try await pair.first.call("POST", "/v1/sessions", json: ["owner": "pic-1", "access_token": token])
+        let id = try #require(login.json["id"] as? String)
+        var stale: [String] = []
+        var failures: [String] = []
+        let kills = try await pair.run(killing: killing) {
+            for round in 0..<30 {
+                let (writer, reader) = pair.roles(round)
+                _ = try await reader.call("GET", "/v1/sessions/\(id)?validate=never")
+                var old: String?
+                for _ in 0..<2 {
+                    let picture = try await reader.call("GET", "/v1/sessions/\(id)/picture")
+                    old = picture.header("ETag")
+                    if picture.status != 200 { failures.append("round \(round): reader \(picture.status)") }
+                }
+                guard let old else { continue }
+                _ = try harness.emulator.updateUser(user.id) { $0.hasPicture.toggle() }
+                _ = try await harness.rows(
+                    "UPDATE picture_cache SET fresh_until = now() - interval '1 second' WHERE facebook_user_id = \(user.id)")
+                let refilled = try await writer.call("GET", "/v1/sessions/\(id)/picture")
+                guard refilled.status == 200, let new = refilled.header("ETag"), new != old else {
+                    failures.append("round \(round): writer \(refilled.status) \(refilled.header("ETag") ?? "-")")
+                    continue
+                }
+                let conditional = try await reader.call(
+                    "GET", "/v1/sessions/\(id)/picture", headers: [("If-None-Match", old)])
+                if conditional.status != 200 || conditional.header("ETag") != new {
+                    stale.append("round \(round): \(conditional.status) \(conditional.header("ETag") ?? "-")")
+                }
+                let description = try await reader.call("GET", "/v1/sessions/\(id)/picture/description")
+                let silhouette = description.json["is_silhouette"] as? Bool
+                let expected = harness.emulator.user(user.id)?.hasPicture == false
+                if silhouette != expected { stale.append("round \(round): description silhouette \(silhouette as Any)") }
+            }
+        }
+        #expect(stale.isEmpty, "\(stale.count) old pictures (listener kills: \(kills)): \(stale.prefix(5))")
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+    }
+
+    /// Once warm, a picture, its 304 and its description are answered from memory: cache hits for the key, the
+    /// session and the picture, and no miss.
+    @Test func aWarmPictureIsAnsweredFromTheCache() async throws {
+        let pair = try await Pair.make()
+        defer { pair.stop() }
+        let (_, token) = try pair.harness.userToken()
+        let login = try await pair.first.call("POST", "/v1/sessions", json: ["owner": "pic-2", "access_token": token])
+        let id = try #require(login.json["id"] as? String)
+        _ = try await pair.second.call("GET", "/v1/sessions/\(id)?validate=never")
+        let first = try await pair.second.call("GET", "/v1/sessions/\(id)/picture")
+        _ = try await pair.second.call("GET", "/v1/sessions/\(id)/picture/description")
+        let etag = try #require(first.header("ETag"))
+        let cache = try #require(pair.second.testCache.cache)
+        let before = cache.currentStatistics
+        for _ in 0..<10 {
+            let bytes = try await pair.second.call("GET", "/v1/sessions/\(id)/picture")
+            #expect(bytes.status == 200 && bytes.body == first.body && bytes.header("ETag") == etag)
+            let notModified = try await pair.second.call(
+                "GET", "/v1/sessions/\(id)/picture", headers: [("If-None-Match", etag)])
+            #expect(notModified.status == 304 && notModified.header("ETag") == etag)
+            let description = try await pair.second.call("GET", "/v1/sessions/\(id)/picture/description")
+            #expect(description.status == 200 && description.json["url"] is String)
+        }
+        let after = cache.currentStatistics
+        #expect(after.misses == before.misses, "misses \(before.misses) → \(after.misses)")
+        #expect(after.hits - before.hits >= 3 * 30, "hits \(before.hits) → \(after.hits)")
+    }
+
     /// Hand-written SQL is announced too (the triggers of migration 0008): an operator's UPDATE is never
     /// contradicted by a cache.
     @Test func anOperatorsSQLIsSeenByTheNextRead() async throws {

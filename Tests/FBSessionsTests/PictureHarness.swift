@@ -60,7 +60,7 @@ final class PictureHarness: Sendable {
         app = try await apps.addApp(
             AppDraft(name: "shop", facebookAppID: facebookApp.id, secret: facebookApp.secret, redirectURIs: [],
                      requiredPermissions: []))
-        let keys = PostgresKeyStore(database: database)
+        let keys = PostgresKeyStore(database: database, cache: testCache.cache)
         key = SecretsTranscript.noted("api key", try await keys.addKey(appID: app.id, scopes: [.sessions]).text)
         graph = try GraphClient(
             configuration: .init(
@@ -72,7 +72,8 @@ final class PictureHarness: Sendable {
             apps: apps,
             policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
         fetcher = try PictureFetcher(allowsHTTP: options.allowHTTP)
-        pictures = Self.pictureService(sessions: sessions, database: database, fetcher: fetcher, options: options)
+        pictures = Self.pictureService(
+            sessions: sessions, database: database, cache: testCache.cache, fetcher: fetcher, options: options)
         let metrics = MetricsRegistry()
         let services = Services(
             apps: apps, keys: keys,
@@ -90,14 +91,15 @@ final class PictureHarness: Sendable {
     /// Another service instance over the same database (its own single flight and memory), as a second process
     /// would have.
     func secondInstance() -> PictureService {
-        Self.pictureService(sessions: sessions, database: database, fetcher: fetcher, options: options)
+        Self.pictureService(
+            sessions: sessions, database: database, cache: testCache.cache, fetcher: fetcher, options: options)
     }
 
     static func pictureService(
-        sessions: SessionService, database: Database, fetcher: PictureFetcher, options: Options
+        sessions: SessionService, database: Database, cache: ExactCache?, fetcher: PictureFetcher, options: Options
     ) -> PictureService {
         PictureService(
-            sessions: sessions, store: PostgresPictureStore(database: database), fetcher: fetcher,
+            sessions: sessions, store: PostgresPictureStore(database: database, cache: cache), fetcher: fetcher,
             urlPolicy: PictureURLPolicy(hostSuffixes: options.hosts, allowsHTTP: options.allowHTTP),
             policy: .init(
                 ttl: options.ttl, limits: PictureFetchLimits(maxBytes: options.maxBytes, timeout: options.fetchTimeout),

@@ -87,6 +87,8 @@ import Testing
         #expect(PictureETag.matches(etag, etag) && PictureETag.matches("W/" + etag, etag))
         #expect(PictureETag.matches("\"a\" , \(etag)", etag) && PictureETag.matches("*", etag))
         #expect(!PictureETag.matches(nil, etag) && !PictureETag.matches("\"a\"", etag) && !PictureETag.matches("", etag))
+        #expect(PictureETag.matches("\"a\",\t" + etag + " ", etag))
+        #expect(!PictureETag.matches("W/", etag) && !PictureETag.matches(" , ", etag))
     }
 
     @Test func sizeKeys() {

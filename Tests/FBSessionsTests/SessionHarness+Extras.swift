@@ -42,7 +42,7 @@ final class SecondInstance: Sendable {
             readiness: PostgresReadiness(database: database, migrator: Migrator(migrations: try TestDatabase.migrations())),
             metrics: metrics, openAPIDocument: [], sessions: sessions, maxSlots: 8,
             pictures: PictureService(
-                sessions: sessions, store: PostgresPictureStore(database: database), fetcher: fetcher,
+                sessions: sessions, store: PostgresPictureStore(database: database, cache: testCache.cache), fetcher: fetcher,
                 urlPolicy: PictureURLPolicy(hostSuffixes: ["127.0.0.1"], allowsHTTP: true)))
         var configuration = ServerConfiguration()
         configuration.port = 0
@@ -54,10 +54,10 @@ final class SecondInstance: Sendable {
                     observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))))
     }
 
-    func call(_ method: String, _ path: String, json: Any? = nil, key: String? = nil) async throws
-        -> SessionHarness.Reply
-    {
-        var headers = [("Authorization", "Bearer \(key ?? harness.key)")]
+    func call(
+        _ method: String, _ path: String, json: Any? = nil, key: String? = nil, headers extra: [(String, String)] = []
+    ) async throws -> SessionHarness.Reply {
+        var headers = [("Authorization", "Bearer \(key ?? harness.key)")] + extra
         var body: [UInt8]?
         if let json {
             body = Array(try JSONSerialization.data(withJSONObject: json))
