@@ -4,11 +4,18 @@ import Support
 
 /// Login, status, logout and the token reveal.
 enum SessionRoutes {
+    /// A status as it is rendered (``RenderedBodies``).
+    private struct Shown: Equatable, Sendable {
+        let session: Session
+        let validation: SessionService.Validation
+    }
+
     static func routes(_ services: Services) -> [Route] {
         let sessions = services.sessions
         let maxSlots = services.maxSlots
         let loginFlow = services.loginFlow
         let limitedFlow = services.limitedLogin
+        let statusBodies = RenderedBodies<String, Shown>(limit: 1024)
         return [
             /// - Remark: HTTP POST /v1/sessions (openapi.yaml operationId createSession)
             Route("POST", "/v1/sessions", operationID: "createSession", scope: .sessions, acceptsJSON: true, body: .waiting { context in
@@ -36,7 +43,11 @@ enum SessionRoutes {
             /// - Remark: HTTP GET /v1/sessions/{id} (openapi.yaml operationId getSession)
             Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, cached: { context, pass in
                 let (id, app, mode) = try statusRequest(context)
-                return sessions.cachedStatus(id, app: app, mode: mode, pass: pass).map(statusResponse)
+                return sessions.cachedStatus(id, app: app, mode: mode, pass: pass).map { session, validation in
+                    .json(status: 200, body: statusBodies.body(id, for: Shown(session: session, validation: validation)) {
+                        SessionDTO(session: $0.session, validation: $0.validation).jsonBytes
+                    })
+                }
             }, body: .waiting { context in
                 let (id, app, mode) = try statusRequest(context)
                 guard let answer = try await sessions.status(id, app: app, mode: mode) else {
@@ -124,20 +135,40 @@ enum OwnerRoutes {
     }
 
     private static func listResponse(_ list: (sessions: [Session], activeID: String?)) -> Response {
-        .json(
-            status: 200,
-            body: ListDTO(sessions: list.sessions.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: list.activeID)
-                .jsonBytes)
+        .json(status: 200, body: listBody(list))
+    }
+
+    private static func listBody(_ list: (sessions: [Session], activeID: String?)) -> [UInt8] {
+        ListDTO(sessions: list.sessions.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: list.activeID)
+            .jsonBytes
+    }
+
+    /// An owner's list as it is rendered: the sessions shown and the active one.
+    private struct Listed: Equatable, Sendable {
+        let sessions: [Session]
+        let activeID: String?
+    }
+
+    /// Whose list: the app and the owner.
+    private struct ListKey: Hashable, Sendable {
+        let appID: String
+        let owner: String
     }
 
     static func routes(_ services: Services) -> [Route] {
         let sessions = services.sessions
+        let listBodies = RenderedBodies<ListKey, Listed>(limit: 256)
         return [
             /// - Remark: HTTP GET /v1/owners/{owner}/sessions (openapi.yaml operationId listOwnerSessions)
             Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, cached: { context, pass in
                 let app = try context.app()
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")
-                return sessions.cachedSessions(owner: owner, app: app, pass: pass).map(listResponse)
+                return sessions.cachedSessions(owner: owner, app: app, pass: pass).map { list in
+                    let key = ListKey(appID: app.id, owner: owner)
+                    return .json(status: 200, body: listBodies.body(key, for: Listed(sessions: list.sessions, activeID: list.activeID)) {
+                        listBody(($0.sessions, $0.activeID))
+                    })
+                }
             }, body: .waiting { context in
                 let app = try context.app()
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")

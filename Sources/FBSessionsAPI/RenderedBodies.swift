@@ -1,0 +1,35 @@
+import Foundation
+
+/// The last body rendered for each of a bounded number of keys, kept with the value it was rendered from.
+///
+/// Rendering a status or an owner's list is a pure function of the sessions it shows, so a kept body is reused
+/// only when the value is equal to the one it was rendered from: it can never say something the value does not.
+/// Values answered from the exact cache share their strings and arrays with the cache's entry, so comparing an
+/// unchanged value mostly compares storage identities; an owner's list of eight sessions then costs a comparison
+/// instead of eight JSON renderings (about a quarter of the list's CPU, `perf` on `bench/run`'s list row).
+///
+/// Memory: at most `limit` keys; when full, a new key empties it (the hot keys come back at once).
+/// Thread safety: one lock; rendering runs outside it.
+final class RenderedBodies<Key: Hashable & Sendable, Value: Equatable & Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var kept: [Key: (value: Value, body: [UInt8])] = [:]
+    private let limit: Int
+
+    init(limit: Int) {
+        self.limit = max(1, limit)
+    }
+
+    /// The body of `value`: the kept one when it was rendered from an equal value, else `render(value)`, kept.
+    func body(_ key: Key, for value: Value, render: (Value) -> [UInt8]) -> [UInt8] {
+        if let found = lock.withLock({ kept[key] }), found.value == value { return found.body }
+        let body = render(value)
+        lock.withLock {
+            if kept.count >= limit, kept[key] == nil { kept.removeAll(keepingCapacity: true) }
+            kept[key] = (value, body)
+        }
+        return body
+    }
+
+    /// The number of keys kept (tests).
+    var count: Int { lock.withLock { kept.count } }
+}
