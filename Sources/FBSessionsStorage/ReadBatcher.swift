@@ -25,6 +25,9 @@ import Postgres
 /// ``ServiceError/databaseUnavailable`` then, from a timer; the batch's answer, when it comes, skips it. So no read
 /// waits on a stuck connection longer than it would have without batching.
 ///
+/// The queue's bookkeeping (ids, the cancel that comes before a read is queued, `maxQueued`, the deadlines of
+/// queued reads and of reads inside a batch, the timer) is a `WaiterQueue`, the pool's own kind of queue.
+///
 /// Thread safety: the queue is guarded by a lock; `fetch` runs on a pool worker thread; waiters are resumed from
 /// that thread, outside the lock. A request's task prefers the server's inline executor, so the rest of its
 /// handler (the JSON body, handing the response back) runs right there before the next waiter is resumed, and
@@ -33,34 +36,24 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
     /// Answers a batch, one result per item, in the items' order.
     typealias Fetch = @Sendable (PostgresConnection, [Item]) throws -> [Result<Answer, any Error>]
 
-    private struct Waiter {
-        let id: UInt64
+    /// A read waiting for its answer.
+    private struct Read: Sendable {
         let item: Item
         let continuation: CheckedContinuation<Answer, any Error>
-        /// When the read gives up, if it has a deadline.
-        let deadline: ContinuousClock.Instant?
     }
 
-    private enum Phase {
-        case created, cancelled
-    }
+    private typealias Queue = WaiterQueue<Read>
 
     private let pool: PostgresPool
     private let maxBatch: Int
     private let maxInFlight: Int
-    private let maxQueued: Int
     private let fetch: Fetch
     /// How long one read may take in all; nil when the pool sets no statement deadline.
     private let readTimeout: Duration?
     private let lock = NSLock()
-    private var queue: [Waiter] = []
-    /// Reads taken into a running batch and not answered yet, by id.
-    private var inBatch: [UInt64: Waiter] = [:]
-    /// The deadline the timer is set for, if it is set.
-    private var timerDeadline: ContinuousClock.Instant?
-    private var phases: [UInt64: Phase] = [:]
+    /// Queued reads, and reads inside a running batch until it answers them.
+    private var queue: Queue
     private var inFlight = 0
-    private var lastID: UInt64 = 0
     private var batches = 0
     private var reads = 0
 
@@ -81,7 +74,7 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
         self.pool = database.pool
         self.maxBatch = max(1, maxBatch)
         self.maxInFlight = max(1, maxInFlight)
-        self.maxQueued = max(1, maxQueued)
+        self.queue = Queue(limit: max(1, maxQueued))
         let configuration = database.pool.configuration
         self.readTimeout =
             readTimeout ?? configuration.connectionOptions.callTimeout.map { configuration.acquireTimeout + $0 }
@@ -93,126 +86,77 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
 
     /// Reads one item, in the next batch.
     func load(_ item: Item) async throws -> Answer {
-        let id = lock.withLock {
-            lastID += 1
-            phases[lastID] = .created
-            return lastID
-        }
+        let id = lock.withLock { queue.register() }
         let deadline = readTimeout.map { ContinuousClock.now + $0 }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Answer, any Error>) in
-                enqueue(Waiter(id: id, item: item, continuation: continuation, deadline: deadline))
+                enqueue(id, Read(item: item, continuation: continuation), deadline: deadline)
             }
         } onCancel: {
             cancel(id)
         }
     }
 
-    private enum Admission {
-        case start, queued, cancelled, full
-    }
-
-    private func enqueue(_ waiter: Waiter) {
-        var arm: ContinuousClock.Instant?
-        let admission: Admission = lock.withLock {
-            if phases.removeValue(forKey: waiter.id) == .cancelled { return .cancelled }
-            guard queue.count < maxQueued else { return .full }
-            queue.append(waiter)
-            if timerDeadline == nil, let deadline = waiter.deadline {
-                timerDeadline = deadline
-                arm = deadline
-            }
-            guard inFlight < maxInFlight else { return .queued }
+    private func enqueue(_ id: Queue.ID, _ read: Read, deadline: ContinuousClock.Instant?) {
+        let (admission, starts): (Queue.Admission, Bool) = lock.withLock {
+            let admission = queue.enqueue(id, read, deadline: deadline)
+            guard case .queued = admission, inFlight < maxInFlight else { return (admission, false) }
             inFlight += 1
-            return .start
+            return (admission, true)
         }
-        if let arm { armTimer(for: arm) }
         switch admission {
-        case .start: startBatches()
-        case .queued: break
-        case .cancelled: waiter.continuation.resume(throwing: CancellationError())
-        case .full: waiter.continuation.resume(throwing: ServiceError.databaseUnavailable)
+        case .queued(let timer):
+            if let timer { arm(timer) }
+            if starts { startBatches() }
+        case .cancelled: read.continuation.resume(throwing: CancellationError())
+        case .full: read.continuation.resume(throwing: ServiceError.databaseUnavailable)
         }
     }
 
-    private func cancel(_ id: UInt64) {
-        let waiter: Waiter? = lock.withLock {
-            if phases[id] == .created {
-                phases[id] = .cancelled
-                return nil
-            }
-            guard let index = queue.firstIndex(where: { $0.id == id }) else { return nil }
-            return queue.remove(at: index)
-        }
-        waiter?.continuation.resume(throwing: CancellationError())
+    private func cancel(_ id: Queue.ID) {
+        lock.withLock { queue.cancel(id) }?.continuation.resume(throwing: CancellationError())
     }
 
     /// Takes the next batch, or, when nothing waits, gives up this batch slot.
-    private func nextBatch() -> [Waiter]? {
+    private func nextBatch() -> [Queue.Waiter]? {
         lock.withLock {
-            guard !queue.isEmpty else {
+            let batch = queue.takeBatch(upTo: maxBatch)
+            guard !batch.isEmpty else {
                 inFlight -= 1
                 return nil
             }
-            let count = min(maxBatch, queue.count)
-            let batch = Array(queue.prefix(count))
-            queue.removeFirst(count)
-            for waiter in batch { inBatch[waiter.id] = waiter }
             batches += 1
-            reads += count
+            reads += batch.count
             return batch
         }
     }
 
-    /// Removes the batch's reads that are still unanswered (a timer may have answered some at their deadline);
-    /// the caller then answers exactly those.
-    private func claim(_ batch: [Waiter]) -> [Bool] {
-        lock.withLock { batch.map { inBatch.removeValue(forKey: $0.id) != nil } }
+    /// Marks the batch's reads answered and returns which were still unanswered (a timer may have answered some
+    /// at their deadline); the caller then answers exactly those.
+    private func claim(_ batch: [Queue.Waiter]) -> [Bool] {
+        lock.withLock { queue.claim(batch) }
     }
 
     /// Answers every read of `batch` that is still unanswered with `error`.
-    private func fail(_ batch: [Waiter], with error: any Error) {
+    private func fail(_ batch: [Queue.Waiter], with error: any Error) {
         let claimed = claim(batch)
         for (index, waiter) in batch.enumerated() where claimed[index] {
-            waiter.continuation.resume(throwing: error)
+            waiter.payload.continuation.resume(throwing: error)
         }
     }
 
-    /// Sets the timer to go off at `deadline`.
-    private func armTimer(for deadline: ContinuousClock.Instant) {
-        let (seconds, attoseconds) = max(.zero, ContinuousClock.now.duration(to: deadline)).components
-        let nanoseconds = Int(clamping: seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
-            self?.expire()
-        }
+    /// Sets `timer`, which answers the reads past their deadlines.
+    private func arm(_ timer: Queue.Timer) {
+        timer.schedule { [weak self] in self?.expire(timer) }
     }
 
     /// The timer: answers every read past its deadline with ``ServiceError/databaseUnavailable``, queued or in a
     /// running batch, and sets the timer again for the next deadline, if any read is left.
-    private func expire() {
-        let now = ContinuousClock.now
-        var next: ContinuousClock.Instant?
-        let expired: [Waiter] = lock.withLock {
-            var expired: [Waiter] = []
-            queue.removeAll { waiter in
-                guard let deadline = waiter.deadline, deadline <= now else { return false }
-                expired.append(waiter)
-                return true
-            }
-            for (id, waiter) in inBatch {
-                if let deadline = waiter.deadline, deadline <= now {
-                    expired.append(waiter)
-                    inBatch[id] = nil
-                }
-            }
-            let remaining = (queue.compactMap(\.deadline) + inBatch.values.compactMap(\.deadline)).min()
-            timerDeadline = remaining
-            next = remaining
-            return expired
-        }
-        if let next { armTimer(for: next) }
-        for waiter in expired {
-            waiter.continuation.resume(throwing: ServiceError.databaseUnavailable)
+    private func expire(_ timer: Queue.Timer) {
+        let (expired, next) = lock.withLock { queue.expire(now: ContinuousClock.now, timer: timer) }
+        if let next { arm(next) }
+        for read in expired {
+            read.continuation.resume(throwing: ServiceError.databaseUnavailable)
         }
     }
 
@@ -221,12 +165,12 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
         pool.submit({ [self] connection in
             while let batch = nextBatch() {
                 do {
-                    let answers = try fetch(connection, batch.map(\.item))
+                    let answers = try fetch(connection, batch.map(\.payload.item))
                     let claimed = claim(batch)
                     // On the pool thread, no lock held: each waiter's handler goes on here at once.
                     InlineTaskExecutor.runsResumedTasksHere {
                         for (index, waiter) in batch.enumerated() where claimed[index] {
-                            waiter.continuation.resume(
+                            waiter.payload.continuation.resume(
                                 with: index < answers.count ? answers[index] : .failure(PostgresBatchMismatch()))
                         }
                     }

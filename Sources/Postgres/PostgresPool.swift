@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import InlineExecutor
 
@@ -11,7 +10,8 @@ import InlineExecutor
 /// Waiting: when all `size` connections are busy, callers queue first-in first-out. At most `maxWaiters`
 /// wait; the next caller gets `.poolExhausted` at once. A waiter not served within `acquireTimeout` gets
 /// `.poolTimeout`; a cancelled waiter leaves the queue with `CancellationError`. No thread blocks while
-/// waiting.
+/// waiting. The queue's bookkeeping (ids, the cancel that comes before the waiter is queued, the limit, the
+/// deadlines) is a `WaiterQueue`; the pool holds it under its lock and resumes what it returns.
 ///
 /// Reconnecting: connections open lazily, on first use. A connection found broken is closed and the next
 /// use opens a new one; failing to connect throws `.connectionFailed` within about `connectTimeout`. Before
@@ -51,21 +51,10 @@ public final class PostgresPool: Sendable {
     /// The prepared-statement choice of every connection, and what they found out.
     private let policy: PostgresStatementPolicy
 
-    private enum Phase {
-        case created, cancelled, waiting
-    }
-
-    private struct Waiter {
-        let id: UInt64
-        let job: PostgresPoolJob
-        let timeout: DispatchWorkItem
-    }
-
     private struct State {
         var idle: [PostgresPoolWorker]
-        var waiters: [Waiter] = []
-        var phases: [UInt64: Phase] = [:]
-        var lastID: UInt64 = 0
+        /// Callers waiting for a worker; each deadline is its acquire timeout.
+        var waiters: WaiterQueue<PostgresPoolJob>
         var inUse = 0
         var open = 0
         var isShutDown = false
@@ -86,7 +75,8 @@ public final class PostgresPool: Sendable {
             PostgresPoolWorker(configuration: configuration, policy: policy)
         }
         self.workers = workers
-        self.state = LockedValue(State(idle: workers.reversed()))
+        self.state = LockedValue(
+            State(idle: workers.reversed(), waiters: WaiterQueue(limit: configuration.maxWaiters)))
         for (index, worker) in workers.enumerated() {
             worker.pool = self
             worker.start(name: "pg-pool-\(index)")
@@ -196,11 +186,7 @@ public final class PostgresPool: Sendable {
         _ body: @escaping @Sendable (PostgresConnection) throws -> Void,
         ifNotRun: @escaping @Sendable (any Error) -> Void
     ) {
-        let id = state.withLock { state in
-            state.lastID += 1
-            state.phases[state.lastID] = .created
-            return state.lastID
-        }
+        let id = state.withLock { $0.waiters.register() }
         let job = PostgresPoolJob(
             run: { worker in
                 var didRun = false
@@ -220,18 +206,14 @@ public final class PostgresPool: Sendable {
     /// Fails every waiter with `.poolClosed`, refuses new calls, and asks each worker to close its connection
     /// and end its thread once its current body returns. Does not wait for that. Calling it again does nothing.
     public func shutdown() {
-        let waiters: [Waiter]? = state.withLock { state in
+        let waiters: [PostgresPoolJob]? = state.withLock { state in
             guard !state.isShutDown else { return nil }
             state.isShutDown = true
-            let waiters = state.waiters
-            state.waiters = []
-            state.phases = [:]
-            return waiters
+            return state.waiters.drain()
         }
         guard let waiters else { return }
-        for waiter in waiters {
-            waiter.timeout.cancel()
-            waiter.job.fail(PostgresError(.poolClosed, detail: "the pool was shut down"))
+        for job in waiters {
+            job.fail(PostgresError(.poolClosed, detail: "the pool was shut down"))
         }
         for worker in workers {
             worker.stop()
@@ -242,11 +224,7 @@ public final class PostgresPool: Sendable {
         retry: PostgresPoolRetry,
         _ body: @escaping @Sendable (PostgresConnection) throws -> T
     ) async throws -> T {
-        let id = state.withLock { state in
-            state.lastID += 1
-            state.phases[state.lastID] = .created
-            return state.lastID
-        }
+        let id = state.withLock { $0.waiters.register() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let job = PostgresPoolJob(
@@ -267,14 +245,13 @@ public final class PostgresPool: Sendable {
     private enum Decision {
         case run(PostgresPoolWorker)
         case fail(any Error)
-        case wait
+        case wait(WaiterQueue<PostgresPoolJob>.Timer?)
     }
 
     /// Lends a worker to `job`, queues it, or fails it.
     private func submit(_ job: PostgresPoolJob, id: UInt64) {
         let decision: Decision = state.withLock { state in
-            let phase = state.phases.removeValue(forKey: id)
-            if phase == .cancelled {
+            guard state.waiters.admit(id) else {
                 return .fail(CancellationError())
             }
             if state.isShutDown {
@@ -284,52 +261,39 @@ public final class PostgresPool: Sendable {
                 state.inUse += 1
                 return .run(worker)
             }
-            guard state.waiters.count < configuration.maxWaiters else {
+            switch state.waiters.enqueue(id, job, deadline: ContinuousClock.now + configuration.acquireTimeout) {
+            case .queued(let timer):
+                return .wait(timer)
+            case .cancelled:
+                return .fail(CancellationError())
+            case .full:
                 return .fail(PostgresError(.poolExhausted, detail: "\(state.waiters.count) callers already wait"))
             }
-            let timeout = DispatchWorkItem { [weak self] in
-                self?.timeOut(id)
-            }
-            state.waiters.append(Waiter(id: id, job: job, timeout: timeout))
-            state.phases[id] = .waiting
-            DispatchQueue.global().asyncAfter(
-                deadline: .now() + configuration.acquireTimeout.postgresSeconds,
-                execute: timeout
-            )
-            return .wait
         }
         switch decision {
         case .run(let worker): worker.submit(job)
         case .fail(let error): job.fail(error)
-        case .wait: break
+        case .wait(let timer): if let timer { arm(timer) }
         }
     }
 
-    /// Removes waiter `id` from the queue, if it is still there.
-    private func removeWaiter(_ id: UInt64, from state: inout State) -> Waiter? {
-        guard state.phases[id] == .waiting, let index = state.waiters.firstIndex(where: { $0.id == id }) else {
-            return nil
-        }
-        state.phases[id] = nil
-        return state.waiters.remove(at: index)
+    /// Sets `timer`, which fails the callers that waited `acquireTimeout` with `.poolTimeout`.
+    private func arm(_ timer: WaiterQueue<PostgresPoolJob>.Timer) {
+        timer.schedule { [weak self] in self?.timeOut(timer) }
     }
 
-    private func timeOut(_ id: UInt64) {
-        let waiter = state.withLock { state in removeWaiter(id, from: &state) }
+    private func timeOut(_ timer: WaiterQueue<PostgresPoolJob>.Timer) {
+        let (expired, next) = state.withLock { $0.waiters.expire(now: ContinuousClock.now, timer: timer) }
+        if let next { arm(next) }
         let seconds = configuration.acquireTimeout.postgresSeconds
-        waiter?.job.fail(PostgresError(.poolTimeout, detail: "no connection became free within \(seconds) s"))
+        for job in expired {
+            job.fail(PostgresError(.poolTimeout, detail: "no connection became free within \(seconds) s"))
+        }
     }
 
     private func cancel(_ id: UInt64) {
-        let waiter: Waiter? = state.withLock { state in
-            if state.phases[id] == .created {
-                state.phases[id] = .cancelled
-                return nil
-            }
-            return removeWaiter(id, from: &state)
-        }
-        waiter?.timeout.cancel()
-        waiter?.job.fail(CancellationError())
+        let job = state.withLock { $0.waiters.cancel(id) }
+        job?.fail(CancellationError())
     }
 
     /// Called by a worker after each job: the next waiter's job, or `nil` after marking the worker idle.
@@ -337,18 +301,14 @@ public final class PostgresPool: Sendable {
     /// - Parameter worker: The worker that finished.
     /// - Returns: The job it should run next.
     func next(after worker: PostgresPoolWorker) -> PostgresPoolJob? {
-        let waiter: Waiter? = state.withLock { state in
-            if !state.isShutDown, !state.waiters.isEmpty {
-                let waiter = state.waiters.removeFirst()
-                state.phases[waiter.id] = nil
-                return waiter
+        state.withLock { state in
+            if !state.isShutDown, let job = state.waiters.takeFirst() {
+                return job
             }
             state.inUse -= 1
             state.idle.append(worker)
             return nil
         }
-        waiter?.timeout.cancel()
-        return waiter?.job
     }
 
     /// Counts a connection a worker opened.
