@@ -63,11 +63,20 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
+        // The one assembly of the service, shared by `fbsessiond` and the test harnesses.
+        .target(
+            name: "FBSessionsService",
+            dependencies: [
+                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "HTTPServer", "HTTPClient",
+                "Postgres", "Support",
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "fbsessiond",
             dependencies: [
-                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "GraphEmulator",
-                "HTTPServer", "HTTPClient", "Postgres", "Crypto", "Support", "LocalCluster",
+                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService",
+                "GraphEmulator", "HTTPServer", "HTTPClient", "Postgres", "Crypto", "Support", "LocalCluster",
             ],
             swiftSettings: swiftSettings
         ),
@@ -76,8 +85,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Postgres", "LocalCluster", "HTTPServer", "HTTPClient", "Support", "FBSessionsStorage", "GraphEmulator",
-                "InlineExecutor",
+                "Postgres", "LocalCluster", "HTTPServer", "HTTPClient", "Support", "FBSessionsStorage", "FBSessionsService",
+                "GraphEmulator", "InlineExecutor",
             ],
             swiftSettings: swiftSettings
         ),
@@ -109,16 +118,16 @@ let package = Package(
         .testTarget(
             name: "FBSessionsEventsTests",
             dependencies: [
-                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "HTTPServer", "HTTPClient",
-                "Postgres", "Crypto", "Support", "TestSupport", "fbsessiond",
+                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService", "HTTPServer",
+                "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "fbsessiond",
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FBSessionsTests",
             dependencies: [
-                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "HTTPServer", "HTTPClient", "Postgres",
-                "Crypto", "Support", "TestSupport", "LocalCluster",
+                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService", "HTTPServer",
+                "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "LocalCluster",
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,4 @@
-/// Sends one webhook request. Implemented over `HTTPClient` in `fbsessiond` (`ClientWebhookTransport`).
+/// Sends one webhook request. Implemented over `HTTPClient` in `FBSessionsService` (`ClientWebhookTransport`).
 public protocol WebhookTransport: Sendable {
     /// POSTs `body` to `url` and returns the answer's status code, whatever it is.
     ///

@@ -35,7 +35,7 @@ public final class WebhookDispatcher: Sendable {
     /// - Parameters:
     ///   - database: The pool.
     ///   - keyring: Opens the webhooks' signing secrets.
-    ///   - transport: Sends the requests (`ClientWebhookTransport` in `fbsessiond`).
+    ///   - transport: Sends the requests (`ClientWebhookTransport` in `FBSessionsService`).
     ///   - configuration: Batch size, timeouts and backoff.
     ///   - logger: Where failures are logged (never a URL, secret or body).
     public init(

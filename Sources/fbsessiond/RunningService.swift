@@ -1,4 +1,5 @@
 import FBSessionsCore
+import FBSessionsService
 import FBSessionsStorage
 import HTTPServer
 import Support
@@ -11,31 +12,19 @@ import Support
 final class RunningService: Sendable {
     /// The runtime: settings, pool, logger.
     let runtime: Runtime
+    /// The wired service: its listener, dispatcher and clients.
+    let service: ServiceAssembly
     /// The HTTP server (its `port` is the one bound).
     let server: Server
-    /// The long-poll readers.
-    let eventWaiters: EventWaiters
-    /// The `LISTEN` connection that wakes readers and the dispatcher.
-    let notifications: EventNotifications
-    /// The webhook dispatcher.
-    let webhooks: WebhookDispatcher
     /// The sweep loop.
     let sweeping: Task<Void, Never>
-    /// Shut down the clients (Graph, webhooks, pictures) last.
-    private let closers: [@Sendable () -> Void]
 
     /// Collects the running parts.
-    init(
-        runtime: Runtime, server: Server, eventWaiters: EventWaiters, notifications: EventNotifications,
-        webhooks: WebhookDispatcher, sweeping: Task<Void, Never>, closers: [@Sendable () -> Void]
-    ) {
+    init(runtime: Runtime, service: ServiceAssembly, server: Server, sweeping: Task<Void, Never>) {
         self.runtime = runtime
+        self.service = service
         self.server = server
-        self.eventWaiters = eventWaiters
-        self.notifications = notifications
-        self.webhooks = webhooks
         self.sweeping = sweeping
-        self.closers = closers
     }
 
     /// Stops in order: the sweep, long polls (they answer now instead of holding the drain for up to 30 s), the
@@ -45,15 +34,13 @@ final class RunningService: Sendable {
     /// - Parameter reason: What stopped it (the signal's name), for the log.
     func stop(reason: String) async {
         sweeping.cancel()
-        eventWaiters.shutdown()
-        notifications.stop()
-        await webhooks.stop()
+        service.eventWaiters.shutdown()
+        service.notifications.stop()
+        await service.webhooks.stop()
         runtime.logger.info("stopping", ["signal": .string(reason), "in_flight": .int(server.activeRequests)])
         server.shutdown(gracePeriod: runtime.settings.shutdownGrace)
         runtime.shutdown()
-        for close in closers {
-            close()
-        }
+        service.shutdown()
         runtime.logger.info("stopped")
     }
 }

@@ -1,5 +1,5 @@
 import FBSessionsCore
-import FBSessionsGraph
+import FBSessionsService
 import FBSessionsStorage
 import Foundation
 import Support
@@ -18,19 +18,21 @@ enum SweepCommand {
         if arguments.flag("help") { return print(Help.sweep) }
         let runtime = try Runtime(settings: try Runtime.adminSettings(), applicationName: "fbsessiond-sweep")
         defer { runtime.shutdown() }
-        let keyring = try runtime.keyring()
-        let graph = try GraphClient(configuration: .init(settings: runtime.settings))
-        defer { graph.shutdown() }
-        let limitedClient = try ServiceHost.limitedLoginClient(runtime.settings)
-        defer { limitedClient.shutdown() }
-        let store = PostgresSessionStore(database: runtime.database, keyring: keyring)
-        let sessions = SessionService(
-            store: store, graph: graph, apps: try runtime.apps, policy: ServiceHost.policy(runtime.settings),
-            limitedLogin: limitedClient)
-        let report = try await Sweeper(service: sessions, store: store, policy: policy(runtime.settings)).pass()
+        let service = try assembly(runtime)
+        defer { service.shutdown() }
+        let report = try await Sweeper(service: service.sessions, store: service.store, policy: policy(runtime.settings))
+            .pass()
         print(
             "validated \(report.validated), extended \(report.extended), closed \(report.closed), "
                 + "deferred \(report.deferred), revoked \(report.revoked), revocations pending \(report.revocationsPending)")
+    }
+
+    /// The service a pass runs on: as `serve` wires it, without an exact cache (a one-off pass has no listener to
+    /// keep one current).
+    static func assembly(_ runtime: Runtime) throws -> ServiceAssembly {
+        var parts = ServiceParts(settings: runtime.settings)
+        parts.cache = .given(nil)
+        return try ServiceHost.assemble(parts, on: runtime)
     }
 
     /// The sweep inside `serve`: a pass every `FBS_SWEEP_INTERVAL` seconds until cancelled, waiting longer (up to

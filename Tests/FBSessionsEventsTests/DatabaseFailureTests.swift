@@ -133,14 +133,12 @@ struct DatabaseFailureTests {
         let form = "signed_request=" + (signature + "." + payload)
         expectUnavailable(try await stack.postForm("/v1/facebook/deauthorize", form), "deauthorize")
         // The sweep's pass fails as a whole; it closes nothing.
-        let store = PostgresSessionStore(database: stack.runtime.database, keyring: stack.keyring)
-        let graph = try GraphClient(configuration: .init(settings: stack.runtime.settings))
-        defer { graph.shutdown() }
-        let service = SessionService(
-            store: store, graph: graph, apps: try stack.runtime.apps, policy: ServiceHost.policy(stack.runtime.settings))
+        let sweep = try SweepCommand.assembly(stack.runtime)
+        defer { sweep.shutdown() }
         await #expect(throws: ServiceError.databaseUnavailable) {
-            _ = try await Sweeper(service: service, store: store, policy: SweepCommand.policy(stack.runtime.settings))
-                .pass()
+            _ = try await Sweeper(
+                service: sweep.sessions, store: sweep.store, policy: SweepCommand.policy(stack.runtime.settings)
+            ).pass()
         }
         try await limited.restore("sessions")
         let status = try await stack.call("GET", "/v1/sessions/\(session)?validate=never")

@@ -1,6 +1,7 @@
 import FBSessionsAPI
 import FBSessionsCore
 import FBSessionsGraph
+import FBSessionsService
 import Foundation
 import HTTPServer
 import Postgres
@@ -9,14 +10,14 @@ import TestSupport
 
 @testable import FBSessionsStorage
 
-/// A fresh database with two apps and their keys, the API router over it (no socket), and the listener that
-/// wakes long-poll readers, as `fbsessiond serve` wires them.
+/// A fresh database with two apps and their keys, and the service as `fbsessiond serve` wires it
+/// (``ServiceAssembly``, without an exact cache): its router (no socket) and the listener that wakes long-poll
+/// readers.
 final class EventHarness: Sendable {
     let databaseURL: String
     let pool: PostgresPool
-    let database: Database
     let keyring: Keyring
-    let apps: PostgresAppStore
+    let service: ServiceAssembly
     let app: App
     let otherApp: App
     /// A key of `app` with the `events` scope.
@@ -25,46 +26,35 @@ final class EventHarness: Sendable {
     let otherKey: String
     /// A key of `app` with only `sessions`.
     let sessionsKey: String
-    let waiters: EventWaiters
-    let store: PostgresEventStore
-    let router: Router
-    let notifications: EventNotifications
+
+    var database: Database { service.database.database }
+    var apps: PostgresAppStore { service.apps }
+    var waiters: EventWaiters { service.eventWaiters }
+    var store: PostgresEventStore { service.events }
+    var router: Router { service.router }
+    var notifications: EventNotifications { service.notifications }
 
     init(maxWaiters: Int = 100, listen: Bool = true) async throws {
         databaseURL = try TestDatabase.create()
         pool = PostgresPool(configuration: .init(connectionString: databaseURL, size: 6, connectTimeout: .seconds(2)))
-        database = Database(pool: pool)
         keyring = SecretsTranscript.notingKeyring(Keyring.generate()).ring
-        apps = PostgresAppStore(database: database, keyring: keyring)
+        var parts = try ServiceParts.test()
+        parts.cache = .given(nil)
+        parts.maxEventWaiters = maxWaiters
+        service = try ServiceAssembly(parts, database: .test(pool: pool, url: databaseURL, keyring: keyring))
+        let apps = service.apps
         app = try await apps.addApp(
             AppDraft(name: "shop", facebookAppID: "1001", secret: "s1", redirectURIs: [], requiredPermissions: []))
         otherApp = try await apps.addApp(
             AppDraft(name: "blog", facebookAppID: "1002", secret: "s2", redirectURIs: [], requiredPermissions: []))
-        let keys = PostgresKeyStore(database: database)
+        let keys = service.keys
         key = SecretsTranscript.noted("api key", try await keys.addKey(appID: app.id, scopes: [.events]).text)
         otherKey = SecretsTranscript.noted("api key", try await keys.addKey(appID: otherApp.id, scopes: [.events]).text)
         sessionsKey = SecretsTranscript.noted("api key", try await keys.addKey(appID: app.id, scopes: [.sessions]).text)
-        waiters = EventWaiters(maxWaiters: maxWaiters)
-        store = PostgresEventStore(database: database)
-        let metrics = MetricsRegistry()
-        let sessions = SessionService(
-            store: PostgresSessionStore(database: database, keyring: keyring),
-            graph: try GraphClient(logger: SecretsTranscript.logger("fbsessiond.graph")), apps: apps,
-            policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
-        let services = Services(
-            apps: apps, keys: keys,
-            readiness: PostgresReadiness(
-                database: database, migrator: Migrator(migrations: try TestDatabase.migrations())),
-            metrics: metrics, openAPIDocument: [], sessions: sessions, maxSlots: 8, events: store, eventWaiters: waiters
-        )
-        router = Router(
-            routes: APIRoutes.all(services), keys: keys,
-            observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))
-        notifications = EventNotifications(
-            connectionString: databaseURL, waiters: waiters, logger: SecretsTranscript.logger("events", level: .error))
         if listen {
+            let notifications = service.notifications
             notifications.start()
-            _ = try await onThread { [notifications] in eventually { notifications.isListening } }
+            _ = try await onThread { eventually { notifications.isListening } }
         }
     }
 
@@ -108,6 +98,7 @@ final class EventHarness: Sendable {
 
     func stop() {
         notifications.stop()
+        service.shutdown()
         pool.shutdown()
         TestDatabase.drop(databaseURL)
     }

@@ -1,5 +1,6 @@
 import Crypto
 import FBSessionsCore
+import FBSessionsService
 import Foundation
 import HTTPClient
 import Support

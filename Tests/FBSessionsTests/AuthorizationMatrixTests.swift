@@ -1,5 +1,6 @@
 import FBSessionsAPI
 import FBSessionsCore
+import FBSessionsService
 import FBSessionsGraph
 import FBSessionsStorage
 import Foundation
@@ -30,10 +31,9 @@ import TestSupport
     }
 
     @Test func everyScopedOperationRefusesEveryBadCredential() async throws {
-        let harness = try await SessionHarness()
+        // Every part wired as `fbsessiond serve` wires it, with a key cache of 1 s.
+        let harness = try await SessionHarness(keyCacheTTL: 1)
         defer { harness.stop() }
-        let full = try await FullService(harness, keyCacheTTL: 1)
-        defer { full.stop() }
         let operations = SpecConformanceTests.specSecurity(try SpecConformanceTests.specText()).filter { $0.scopes != nil }
         #expect(operations.count >= 10, "the spec parser found too few secured operations: \(operations)")
 
@@ -57,7 +57,7 @@ import TestSupport
         // service's key cache may keep it for FBS_KEY_CACHE_TTL (here 1 s), never longer.
         let revokedKey = try await keys.addKey(appID: harness.app.id, scopes: Scope.allCases)
         SecretsTranscript.noted("api key", revokedKey.text)
-        #expect(try await full.call("GET", "/v1/app", authorization: "Bearer \(revokedKey.text)", json: nil).status == 200)
+        #expect(try await harness.call("GET", "/v1/app", authorization: "Bearer \(revokedKey.text)", json: nil).status == 200)
         #expect(try await keys.revokeKey(id: revokedKey.key.id))
         try await Task.sleep(for: .milliseconds(1100))
         // Another tenant, registered with Facebook (the emulator) too, with every scope.
@@ -82,7 +82,7 @@ import TestSupport
 
             func call(_ authorization: String?) async throws -> SessionHarness.Reply {
                 calls += 1
-                return try await full.call(operation.method, target, authorization: authorization, json: body)
+                return try await harness.call(operation.method, target, authorization: authorization, json: body)
             }
 
             // No key, and Authorization headers that are not a bearer key.
@@ -107,13 +107,13 @@ import TestSupport
 
         // Nothing any of those calls did changed the victim's session.
         let bearer = "Bearer \(harness.key)"
-        let after = try await full.call("GET", "/v1/sessions/\(victim.sessionID)?validate=never", authorization: bearer, json: nil)
+        let after = try await harness.call("GET", "/v1/sessions/\(victim.sessionID)?validate=never", authorization: bearer, json: nil)
         #expect(after.status == 200 && after.json["state"] as? String == "open" && after.json["active"] as? Bool == true)
-        let stored = try await full.call("GET", "/v1/sessions/\(victim.sessionID)/token", authorization: bearer, json: nil)
+        let stored = try await harness.call("GET", "/v1/sessions/\(victim.sessionID)/token", authorization: bearer, json: nil)
         #expect(stored.status == 200)
         // And the victim's own key gets what the others were refused (the matrix is not vacuous).
         for operation in operations where operation.method == "GET" {
-            let own = try await full.call(
+            let own = try await harness.call(
                 "GET", try Self.concretePath(operation.path, victim: victim), authorization: bearer, json: nil)
             #expect((200..<300).contains(own.status), "\(operation) with the victim's own key: \(own.status)")
         }
@@ -191,52 +191,7 @@ import TestSupport
     }
 }
 
-/// The service with every part wired as `fbsessiond serve` wires it (events, login flow, Facebook callbacks,
-/// pictures, the key cache), on the harness's database, emulator and stores, on its own socket.
-final class FullService: Sendable {
-    let server: Server
-    let fetcher: PictureFetcher
-    let limitedClient: LimitedLoginClient
-    let harness: SessionHarness
-
-    init(_ harness: SessionHarness, keyCacheTTL: Double) async throws {
-        self.harness = harness
-        let database = Database(pool: harness.pool)
-        let apps = PostgresAppStore(database: database, keyring: harness.keyring)
-        let keys = CachedKeyStore(PostgresKeyStore(database: database, cache: harness.testCache.cache), ttl: keyCacheTTL)
-        fetcher = try PictureFetcher(allowsHTTP: true)
-        limitedClient = try LimitedLoginClient(
-            configuration: .init(
-                jwksURL: harness.emulator.limitedJWKSURL, uninstallURL: harness.emulator.limitedUninstallURL,
-                allowsPlainHTTP: true))
-        let pictures = PictureService(
-            sessions: harness.sessions, store: PostgresPictureStore(database: database), fetcher: fetcher,
-            urlPolicy: PictureURLPolicy(hostSuffixes: ["127.0.0.1"], allowsHTTP: true),
-            policy: .init(limits: PictureFetchLimits(timeout: 3), graphTimeout: 3))
-        let metrics = MetricsRegistry()
-        let services = Services(
-            apps: apps, keys: keys,
-            readiness: PostgresReadiness(database: database, migrator: Migrator(migrations: try TestDatabase.migrations())),
-            metrics: metrics, openAPIDocument: [], sessions: harness.sessions, maxSlots: 8,
-            events: PostgresEventStore(database: database),
-            loginFlow: LoginFlow(
-                sessions: harness.sessions, states: PostgresLoginStateStore(database: database),
-                configuration: .init(dialogURL: harness.emulator.dialogBaseURL + "/", graphVersion: "v21.0")),
-            facebookCallbacks: FacebookCallbacks(apps: apps, users: harness.store, publicURL: "https://sessions.example/"),
-            pictures: pictures,
-            limitedLogin: LimitedLogin(
-                sessions: harness.sessions, nonces: PostgresLoginNonceStore(database: database),
-                keys: SigningKeyCache(source: limitedClient)))
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        server = try Server(
-            configuration: configuration,
-            handler: SecretsTranscript.recording(
-                Router(
-                    routes: APIRoutes.all(services), keys: keys,
-                    observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))))
-    }
-
+extension SessionHarness {
     /// A request with exactly the given `Authorization` header (none when nil).
     func call(_ method: String, _ path: String, authorization: String?, json: [String: Any]?) async throws
         -> SessionHarness.Reply
@@ -248,14 +203,8 @@ final class FullService: Sendable {
             body = Array(try JSONSerialization.data(withJSONObject: json))
             headers.append(("Content-Type", "application/json"))
         }
-        let response = try await harness.client.execute(
+        let response = try await client.execute(
             ClientRequest(method: method, url: "http://127.0.0.1:\(server.port)\(path)", headers: headers, body: body))
-        return SessionHarness.Reply(status: response.status, headers: response.headers, body: response.body)
-    }
-
-    func stop() {
-        server.shutdown(gracePeriod: 0)
-        fetcher.shutdown()
-        limitedClient.shutdown()
+        return Reply(status: response.status, headers: response.headers, body: response.body)
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import FBSessionsAPI
+import FBSessionsService
 import Foundation
 import HTTPServer
 import Support
@@ -22,16 +23,14 @@ import TestSupport
     }
 
     static func withServer(_ page: DocsPage, _ body: @escaping @Sendable (Int) throws -> Void) async throws {
-        let services = Services(
-            apps: UnusedAppStore(), keys: InMemoryKeyStore(), readiness: FixedReadiness(), metrics: MetricsRegistry(),
-            openAPIDocument: Array(try SpecConformanceTests.specText().utf8), sessions: .unused(), maxSlots: 8,
-            docsPage: page)
-        let router = Router(
-            routes: APIRoutes.all(services), keys: services.keys,
-            observer: Observer(metrics: services.metrics, logger: SecretsTranscript.logger("http", level: .error)))
+        let spec = Array(try SpecConformanceTests.specText().utf8)
+        let routes = try ServiceRoutes.inMemory { parts in
+            parts.openAPIDocument = spec
+            parts.docsPage = page
+        }
         var configuration = ServerConfiguration()
         configuration.port = 0
-        let server = try Server(configuration: configuration, handler: SecretsTranscript.recording(router))
+        let server = try Server(configuration: configuration, handler: SecretsTranscript.recording(routes.router))
         defer { server.shutdown(gracePeriod: 1) }
         let port = server.port
         try await onThread { try body(port) }

@@ -1,4 +1,5 @@
 import FBSessionsCore
+import FBSessionsService
 import FBSessionsStorage
 import Foundation
 import TestSupport
@@ -99,8 +100,7 @@ struct FailedReadTests {
         let sessions = SessionService(
             store: flaky, graph: harness.graph, apps: PostgresAppStore(database: harness.database, keyring: harness.keyring),
             policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
-        let pictures = PictureHarness.pictureService(
-            sessions: sessions, database: harness.database, cache: nil, fetcher: harness.fetcher, options: harness.options)
+        let pictures = harness.service.pictureService(sessions: sessions)
         await #expect(throws: ServiceError.databaseUnavailable) {
             _ = try await pictures.picture(sessionID: session, app: harness.app, size: .default, ifNoneMatch: nil)
         }

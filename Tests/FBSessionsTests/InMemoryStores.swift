@@ -1,5 +1,7 @@
 import FBSessionsCore
+import FBSessionsService
 import Foundation
+import Support
 import TestSupport
 
 /// In-memory ports for route-level tests. The PostgreSQL stores are tested against a real database elsewhere.
@@ -115,8 +117,29 @@ struct UnusedGraph: GraphAPI {
     }
 }
 
+extension ServiceRoutes {
+    /// The routes on in-memory ports, for route tests: `keys` authenticate, and no route reaches a store (those that
+    /// would answer 503, see ``Services``).
+    ///
+    /// - Parameters:
+    ///   - keys: The API keys.
+    ///   - metrics: Where the routes count.
+    ///   - configure: Swaps parts (the served documents, extra routes, the loggers).
+    static func inMemory(
+        keys: InMemoryKeyStore = InMemoryKeyStore(), metrics: MetricsRegistry = MetricsRegistry(),
+        configure: (inout ServiceParts) -> Void = { _ in }
+    ) throws -> ServiceRoutes {
+        var parts = try ServiceParts.test()
+        configure(&parts)
+        let ports = ServicePorts(
+            apps: UnusedAppStore(), keys: keys, readiness: FixedReadiness(), sessionStore: UnusedSessionStore(),
+            graph: UnusedGraph())
+        return ServiceRoutes(parts, ports: ports, metrics: metrics)
+    }
+}
+
 extension SessionService {
-    /// A service for route-level tests that never reach sessions.
+    /// A service for unit tests that never reach sessions.
     static func unused() -> SessionService {
         SessionService(
             store: UnusedSessionStore(), graph: UnusedGraph(), apps: UnusedAppStore(),

@@ -2,6 +2,7 @@ import Crypto
 import FBSessionsAPI
 import FBSessionsCore
 import FBSessionsGraph
+import FBSessionsService
 import FBSessionsStorage
 import Foundation
 import GraphEmulator
@@ -25,86 +26,52 @@ final class ManualClock: @unchecked Sendable {
     }
 }
 
-/// Limited Login end to end: the ``SessionHarness``'s emulator (as Limited Login's Facebook too: key set, tokens,
-/// uninstall) and database, and a service of its own on a real socket with Limited Login, pictures, the login
-/// flow and Facebook's callbacks wired. The key-set cache runs on a ``ManualClock``, so tests decide when its
-/// one-a-minute refetch budget allows a fetch.
+/// Limited Login end to end: a ``SessionHarness`` (its emulator plays Limited Login's Facebook too: key set,
+/// tokens, uninstall) whose signing-key cache runs on a ``ManualClock``, so tests decide when its one-a-minute
+/// refetch budget allows a fetch.
 final class LimitedLoginHarness: Sendable {
     let base: SessionHarness
-    let server: Server
-    let limitedClient: LimitedLoginClient
-    let keys: SigningKeyCache
     let clock: ManualClock
-    let sessions: SessionService
+    let keys: SigningKeyCache
     let limited: LimitedLogin
-    let fetcher: PictureFetcher
-    let database: Database
     /// A second tenant with its own key.
     let otherApp: App
     let otherKey: String
 
+    var server: Server { base.server }
+    var sessions: SessionService { base.sessions }
+    var database: Database { base.service.database.database }
+    var limitedClient: LimitedLoginClient { base.service.limitedLoginClient }
     var emulator: Emulator { base.emulator }
     var facebookAppID: String { base.facebookApp.id }
 
     init(nonceLifetime: Double = 600, keyPolicy: SigningKeyCache.Policy = .init(), fetchTimeout: Duration = .seconds(2))
         async throws
     {
-        base = try await SessionHarness()
-        clock = ManualClock()
-        database = Database(pool: base.pool)
-        let apps = PostgresAppStore(database: database, keyring: base.keyring)
-        otherApp = try await apps.addApp(
+        let clock = ManualClock()
+        self.clock = clock
+        base = try await SessionHarness { parts in
+            parts.signingKeys = keyPolicy
+            parts.signingKeyClock = { clock.now }
+            parts.limitedLogin.nonceLifetime = nonceLifetime
+            parts.limitedLoginClient.timeout = fetchTimeout
+            parts.pictures.urlExpiryMargin = 0
+        }
+        guard let keys = base.service.routes.signingKeys, let limited = base.service.routes.limitedLogin else {
+            throw TestSetupError("the service has no Limited Login")
+        }
+        self.keys = keys
+        self.limited = limited
+        otherApp = try await base.service.apps.addApp(
             AppDraft(
                 name: "other-shop", facebookAppID: "777000111",
                 secret: SecretsTranscript.noted("app secret", "other-shop-secret"), redirectURIs: [],
                 requiredPermissions: []))
-        let stored = PostgresKeyStore(database: database)
         otherKey = SecretsTranscript.noted(
-            "api key", try await stored.addKey(appID: otherApp.id, scopes: Scope.allCases).text)
-        limitedClient = try LimitedLoginClient(
-            configuration: .init(
-                jwksURL: base.emulator.limitedJWKSURL, uninstallURL: base.emulator.limitedUninstallURL,
-                timeout: fetchTimeout, allowsPlainHTTP: true),
-            logger: SecretsTranscript.logger("fbsessiond.limited"))
-        let clock = self.clock
-        keys = SigningKeyCache(source: limitedClient, policy: keyPolicy, clock: { clock.now })
-        sessions = SessionService(
-            store: base.store, graph: base.graph, apps: apps,
-            policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3),
-            limitedLogin: limitedClient)
-        var configuration = LimitedLogin.Configuration()
-        configuration.nonceLifetime = nonceLifetime
-        limited = LimitedLogin(
-            sessions: sessions, nonces: PostgresLoginNonceStore(database: database), keys: keys,
-            configuration: configuration)
-        fetcher = try PictureFetcher(allowsHTTP: true)
-        let pictures = PictureService(
-            sessions: sessions, store: PostgresPictureStore(database: database), fetcher: fetcher,
-            urlPolicy: PictureURLPolicy(hostSuffixes: ["127.0.0.1"], allowsHTTP: true),
-            policy: .init(urlExpiryMargin: 0, limits: PictureFetchLimits(timeout: 3), graphTimeout: 3))
-        let metrics = MetricsRegistry()
-        let services = Services(
-            apps: apps, keys: stored, readiness: FixedReadiness(), metrics: metrics, openAPIDocument: [],
-            sessions: sessions, maxSlots: 8,
-            loginFlow: LoginFlow(
-                sessions: sessions, states: PostgresLoginStateStore(database: database),
-                configuration: .init(dialogURL: base.emulator.dialogBaseURL, graphVersion: "v21.0")),
-            facebookCallbacks: FacebookCallbacks(apps: apps, users: base.store, publicURL: "https://sessions.example"),
-            pictures: pictures, limitedLogin: limited)
-        var serverConfiguration = ServerConfiguration()
-        serverConfiguration.port = 0
-        server = try Server(
-            configuration: serverConfiguration,
-            handler: SecretsTranscript.recording(
-                Router(
-                    routes: APIRoutes.all(services), keys: stored,
-                    observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))))
+            "api key", try await base.keys.addKey(appID: otherApp.id, scopes: Scope.allCases).text)
     }
 
     func stop() {
-        server.shutdown(gracePeriod: 0)
-        fetcher.shutdown()
-        limitedClient.shutdown()
         base.stop()
     }
 
@@ -211,43 +178,18 @@ final class LimitedLoginHarness: Sendable {
 final class LimitedLoginSecondInstance: Sendable {
     let harness: LimitedLoginHarness
     let pool: PostgresPool
+    let service: ServiceAssembly
     let server: Server
-    let client: LimitedLoginClient
     let testCache: TestCache
 
     init(_ harness: LimitedLoginHarness) async throws {
         self.harness = harness
         pool = PostgresPool(configuration: .init(connectionString: harness.base.databaseURL, size: 4))
-        let database = Database(pool: pool)
         testCache = TestCache(databaseURL: harness.base.databaseURL)
-        let apps = PostgresAppStore(database: database, keyring: harness.base.keyring)
-        let keys = PostgresKeyStore(database: database)
-        client = try LimitedLoginClient(
-            configuration: .init(
-                jwksURL: harness.emulator.limitedJWKSURL, uninstallURL: harness.emulator.limitedUninstallURL,
-                allowsPlainHTTP: true),
-            logger: SecretsTranscript.logger("fbsessiond.limited"))
-        let sessions = SessionService(
-            store: PostgresSessionStore(database: database, keyring: harness.base.keyring, cache: testCache.cache),
-            graph: harness.base.graph,
-            apps: apps,
-            policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3),
-            limitedLogin: client)
-        let limited = LimitedLogin(
-            sessions: sessions, nonces: PostgresLoginNonceStore(database: database),
-            keys: SigningKeyCache(source: client))
-        let metrics = MetricsRegistry()
-        let services = Services(
-            apps: apps, keys: keys, readiness: FixedReadiness(), metrics: metrics, openAPIDocument: [],
-            sessions: sessions, maxSlots: 8, limitedLogin: limited)
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        server = try Server(
-            configuration: configuration,
-            handler: SecretsTranscript.recording(
-                Router(
-                    routes: APIRoutes.all(services), keys: keys,
-                    observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))))
+        service = try ServiceAssembly(
+            try harness.base.parts(cache: testCache),
+            database: .test(pool: pool, url: harness.base.databaseURL, keyring: harness.base.keyring))
+        server = try service.server(SecretsTranscript.recording)
     }
 
     /// `POST /v1/sessions` with `authentication_token`, on this instance.
@@ -262,7 +204,7 @@ final class LimitedLoginSecondInstance: Sendable {
 
     func stop() {
         server.shutdown(gracePeriod: 0)
-        client.shutdown()
+        service.shutdown()
         testCache.stop()
         pool.shutdown()
     }

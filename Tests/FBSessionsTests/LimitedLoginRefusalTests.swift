@@ -287,7 +287,7 @@ import TestSupport
         #expect(try await harness.count(nonces) == 1)
 
         #expect(try await harness.count("WITH t AS (UPDATE login_nonces SET expires_at = now() - interval '2 hours' RETURNING 1) SELECT count(*)::int AS n FROM t") == 1)
-        let store = PostgresSessionStore(database: harness.database, keyring: harness.base.keyring)
+        let store = harness.base.store
         #expect(try await store.pruneLoginNonces(limit: 1000) == 1, "the sweep deletes what expired over an hour ago")
         #expect(try await harness.count(nonces) == 0)
 

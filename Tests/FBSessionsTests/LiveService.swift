@@ -1,5 +1,6 @@
 import FBSessionsAPI
 import FBSessionsCore
+import FBSessionsService
 import FBSessionsStorage
 import Foundation
 import HTTPServer
@@ -7,14 +8,16 @@ import Postgres
 import Support
 import TestSupport
 
-/// The whole service in-process on a real socket and a real database, with a demo app and key.
+/// The whole service in-process (``ServiceAssembly``) on a real socket and a real database, with a demo app and key.
 final class LiveService: Sendable {
+    let service: ServiceAssembly
     let server: Server
     let pool: PostgresPool
     let key: String
-    let metrics: MetricsRegistry
+    var metrics: MetricsRegistry { service.metrics }
     var port: Int { server.port }
 
+    /// - Parameter extraRoutes: Probes served besides the contract's routes, given the database.
     init(
         databaseURL: String, poolSize: Int = 4, maxWaiters: Int = 100, acquireTimeout: Duration = .seconds(5),
         extraRoutes: @Sendable (Database) -> [Route] = { _ in [] }
@@ -23,25 +26,17 @@ final class LiveService: Sendable {
             configuration: .init(
                 connectionString: databaseURL, size: poolSize, maxWaiters: maxWaiters, acquireTimeout: acquireTimeout,
                 connectTimeout: .seconds(2)))
-        let database = Database(pool: pool)
-        let keyring = SecretsTranscript.notingKeyring(Keyring.generate()).ring
-        let apps = PostgresAppStore(database: database, keyring: keyring)
-        let keys = PostgresKeyStore(database: database)
-        let app = try await apps.addApp(
+        let database = try ServiceDatabase.test(
+            pool: pool, url: databaseURL, keyring: SecretsTranscript.notingKeyring(Keyring.generate()).ring)
+        var parts = try ServiceParts.test()
+        parts.cache = .given(nil)
+        parts.openAPIDocument = Array(try SpecConformanceTests.specText().utf8)
+        parts.extraRoutes = extraRoutes(database.database)
+        service = try ServiceAssembly(parts, database: database)
+        let app = try await service.apps.addApp(
             AppDraft(name: "live", facebookAppID: "4242", secret: "s3cret", redirectURIs: [], requiredPermissions: []))
-        key = SecretsTranscript.noted("api key", try await keys.addKey(appID: app.id, scopes: [.sessions]).text)
-        metrics = MetricsRegistry()
-        let services = Services(
-            apps: apps, keys: keys,
-            readiness: PostgresReadiness(database: database, migrator: Migrator(migrations: try TestDatabase.migrations())),
-            metrics: metrics, openAPIDocument: Array(try SpecConformanceTests.specText().utf8), sessions: .unused(),
-            maxSlots: 8)
-        let router = Router(
-            routes: APIRoutes.all(services) + extraRoutes(database), keys: keys,
-            observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        server = try Server(configuration: configuration, handler: SecretsTranscript.recording(router))
+        key = SecretsTranscript.noted("api key", try await service.keys.addKey(appID: app.id, scopes: [.sessions]).text)
+        server = try service.server(SecretsTranscript.recording)
     }
 
     /// One request over a new connection (blocking; call inside `onThread`).
@@ -54,6 +49,7 @@ final class LiveService: Sendable {
 
     func stop() {
         server.shutdown(gracePeriod: 1)
+        service.shutdown()
         pool.shutdown()
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import FBSessionsAPI
 import FBSessionsCore
+import FBSessionsService
 import FBSessionsStorage
 import Foundation
 import GraphEmulator
@@ -10,52 +11,30 @@ import Postgres
 import Support
 import TestSupport
 
-/// The service with the login flow and Facebook's callbacks wired, on the ``SessionHarness``'s emulator and
-/// database: its own server (the base harness's server stays as it is), a browser-like driver for the emulator's
-/// login dialog, and `signed_request` signing.
+/// The login flow and Facebook's callbacks end to end: a ``SessionHarness`` with a second tenant, a browser-like
+/// driver for the emulator's login dialog, and `signed_request` signing.
 final class LoginFlowHarness: Sendable {
     static let redirectURI = "https://shop.example/callback"
-    static let publicURL = "https://sessions.example/"
-    static let graphVersion = "v21.0"
 
     let base: SessionHarness
-    let server: Server
     /// A second tenant with its own redirect URI and key.
     let otherApp: App
     let otherKey: String
 
+    var server: Server { base.server }
+
     init(maxSlots: Int = 8) async throws {
         base = try await SessionHarness(maxSlots: maxSlots)
-        let database = Database(pool: base.pool)
-        let apps = PostgresAppStore(database: database, keyring: base.keyring)
-        let keys = PostgresKeyStore(database: database)
-        otherApp = try await apps.addApp(
+        otherApp = try await base.service.apps.addApp(
             AppDraft(
                 name: "other-shop", facebookAppID: "777000111",
                 secret: SecretsTranscript.noted("app secret", "other-shop-secret"),
                 redirectURIs: ["https://other.example/callback"], requiredPermissions: []))
         otherKey = SecretsTranscript.noted(
-            "api key", try await keys.addKey(appID: otherApp.id, scopes: Scope.allCases).text)
-        let flow = LoginFlow(
-            sessions: base.sessions, states: PostgresLoginStateStore(database: database),
-            configuration: .init(dialogURL: base.emulator.dialogBaseURL + "/", graphVersion: Self.graphVersion))
-        let callbacks = FacebookCallbacks(apps: apps, users: base.store, publicURL: Self.publicURL)
-        let metrics = MetricsRegistry()
-        let services = Services(
-            apps: apps, keys: keys, readiness: FixedReadiness(), metrics: metrics, openAPIDocument: [],
-            sessions: base.sessions, maxSlots: maxSlots, loginFlow: flow, facebookCallbacks: callbacks)
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        server = try Server(
-            configuration: configuration,
-            handler: SecretsTranscript.recording(
-                Router(
-                    routes: APIRoutes.all(services), keys: keys,
-                    observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))))
+            "api key", try await base.keys.addKey(appID: otherApp.id, scopes: Scope.allCases).text)
     }
 
     func stop() {
-        server.shutdown(gracePeriod: 0)
         base.stop()
     }
 

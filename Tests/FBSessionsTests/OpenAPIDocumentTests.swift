@@ -1,5 +1,6 @@
 import FBSessionsAPI
 import FBSessionsCore
+import FBSessionsService
 import Foundation
 import HTTPServer
 import Support
@@ -54,12 +55,7 @@ import TestSupport
 
     @Test func theRouteServesWhatItWasGiven() async throws {
         let document = OpenAPIDocument.serving(Self.file, publicURL: "http://127.0.0.1:4321")
-        let services = Services(
-            apps: UnusedAppStore(), keys: InMemoryKeyStore(), readiness: FixedReadiness(), metrics: MetricsRegistry(),
-            openAPIDocument: document, sessions: .unused(), maxSlots: 8)
-        let router = Router(
-            routes: APIRoutes.all(services), keys: services.keys,
-            observer: Observer(metrics: services.metrics, logger: Logger(label: "test", level: .error)))
+        let router = try ServiceRoutes.inMemory { $0.openAPIDocument = document }.router
         let yaml = await RouteCaller.call(router, "GET", "/openapi.yaml")
         #expect(yaml.status == 200 && yaml.headers["Content-Type"] == "application/yaml; charset=utf-8")
         #expect(yaml.body == document)

@@ -1,6 +1,7 @@
 import FBSessionsAPI
 import FBSessionsCore
 import FBSessionsGraph
+import FBSessionsService
 import FBSessionsStorage
 import Foundation
 import GraphEmulator
@@ -31,18 +32,21 @@ final class PictureHarness: Sendable {
     let emulatorServer: Server
     let databaseURL: String
     let pool: PostgresPool
-    let database: Database
-    let graph: GraphClient
-    let fetcher: PictureFetcher
+    let service: ServiceAssembly
     let server: Server
     let client: Client
     let facebookApp: EmulatedApp
     let app: App
     let key: String
-    let sessions: SessionService
-    let pictures: PictureService
     let options: Options
     let keyring: Keyring
+    /// The service's picture service.
+    let pictures: PictureService
+
+    var database: Database { service.database.database }
+    var graph: GraphClient { service.graph }
+    var fetcher: PictureFetcher { service.pictureFetcher }
+    var sessions: SessionService { service.sessions }
 
     init(_ options: Options = Options()) async throws {
         self.options = options
@@ -52,59 +56,33 @@ final class PictureHarness: Sendable {
         emulatorServer = try emulator.start()
         databaseURL = try TestDatabase.create()
         pool = PostgresPool(configuration: .init(connectionString: databaseURL, size: 8, connectTimeout: .seconds(2)))
-        database = Database(pool: pool)
         testCache = TestCache(databaseURL: databaseURL)
         (keyring, _) = SecretsTranscript.notingKeyring(Keyring.generate())
         facebookApp = try emulator.registerApp(requiresProof: true)
-        let apps = PostgresAppStore(database: database, keyring: keyring)
-        app = try await apps.addApp(
+        var parts = try ServiceParts.test([
+            "FBS_GRAPH_URL": "http://127.0.0.1:\(emulatorServer.port)",
+            "FBS_PICTURE_HOSTS": options.hosts.joined(separator: ","), "FBS_PICTURE_ALLOW_HTTP": String(options.allowHTTP),
+        ])
+        parts.cache = .given(testCache.cache)
+        parts.pictures = .init(
+            ttl: options.ttl, limits: PictureFetchLimits(maxBytes: options.maxBytes, timeout: options.fetchTimeout),
+            graphTimeout: 3)
+        parts.keepsPicturesInMemory = options.memory
+        service = try ServiceAssembly(parts, database: .test(pool: pool, url: databaseURL, keyring: keyring))
+        guard let pictures = service.routes.pictures else { throw TestSetupError("the service has no pictures") }
+        self.pictures = pictures
+        app = try await service.apps.addApp(
             AppDraft(name: "shop", facebookAppID: facebookApp.id, secret: facebookApp.secret, redirectURIs: [],
                      requiredPermissions: []))
-        let keys = PostgresKeyStore(database: database, cache: testCache.cache)
-        key = SecretsTranscript.noted("api key", try await keys.addKey(appID: app.id, scopes: [.sessions]).text)
-        graph = try GraphClient(
-            configuration: .init(
-                baseURL: "http://127.0.0.1:\(emulatorServer.port)", timeout: .seconds(3),
-                retry: .init(maxAttempts: 2, baseDelay: .milliseconds(10)), allowsPlainHTTP: true),
-            logger: SecretsTranscript.logger("fbsessiond.graph"))
-        sessions = SessionService(
-            store: PostgresSessionStore(database: database, keyring: keyring, cache: testCache.cache), graph: graph,
-            apps: apps,
-            policy: .init(validateTTL: 300, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
-        fetcher = try PictureFetcher(allowsHTTP: options.allowHTTP)
-        pictures = Self.pictureService(
-            sessions: sessions, database: database, cache: testCache.cache, fetcher: fetcher, options: options)
-        let metrics = MetricsRegistry()
-        let services = Services(
-            apps: apps, keys: keys,
-            readiness: PostgresReadiness(database: database, migrator: Migrator(migrations: try TestDatabase.migrations())),
-            metrics: metrics, openAPIDocument: [], sessions: sessions, maxSlots: 8, pictures: pictures)
-        let router = Router(
-            routes: APIRoutes.all(services), keys: keys,
-            observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))
-        var serverConfiguration = ServerConfiguration()
-        serverConfiguration.port = 0
-        server = try Server(configuration: serverConfiguration, handler: SecretsTranscript.recording(router))
+        key = SecretsTranscript.noted("api key", try await service.keys.addKey(appID: app.id, scopes: [.sessions]).text)
+        server = try service.server(SecretsTranscript.recording)
         client = try Client(configuration: .init(timeout: .seconds(20)))
     }
 
     /// Another service instance over the same database (its own single flight and memory), as a second process
     /// would have.
     func secondInstance() -> PictureService {
-        Self.pictureService(
-            sessions: sessions, database: database, cache: testCache.cache, fetcher: fetcher, options: options)
-    }
-
-    static func pictureService(
-        sessions: SessionService, database: Database, cache: ExactCache?, fetcher: PictureFetcher, options: Options
-    ) -> PictureService {
-        PictureService(
-            sessions: sessions, store: PostgresPictureStore(database: database, cache: cache), fetcher: fetcher,
-            urlPolicy: PictureURLPolicy(hostSuffixes: options.hosts, allowsHTTP: options.allowHTTP),
-            policy: .init(
-                ttl: options.ttl, limits: PictureFetchLimits(maxBytes: options.maxBytes, timeout: options.fetchTimeout),
-                graphTimeout: 3),
-            memory: options.memory ? PictureMemoryCache() : nil)
+        service.pictureService()
     }
 
     /// A new emulated user logged in for `owner`; returns the user and the session id.
@@ -158,8 +136,7 @@ final class PictureHarness: Sendable {
         server.shutdown(gracePeriod: 0)
         emulatorServer.shutdown(gracePeriod: 0)
         client.shutdown()
-        fetcher.shutdown()
-        graph.shutdown()
+        service.shutdown()
         testCache.stop()
         pool.shutdown()
         TestDatabase.drop(databaseURL)

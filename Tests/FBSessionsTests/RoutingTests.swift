@@ -1,5 +1,6 @@
 import FBSessionsAPI
 import FBSessionsCore
+import FBSessionsService
 import Foundation
 import HTTPServer
 import Support
@@ -13,12 +14,9 @@ private struct Greeting: Codable {
 }
 
 private func makeRouter(keys: InMemoryKeyStore = InMemoryKeyStore(), log: InMemoryLogHandler = InMemoryLogHandler())
-    -> (Router, MetricsRegistry)
+    throws -> (Router, MetricsRegistry)
 {
     let metrics = MetricsRegistry()
-    let services = Services(
-        apps: UnusedAppStore(), keys: keys, readiness: FixedReadiness(), metrics: metrics,
-        openAPIDocument: Array("openapi: 3.1.0\n".utf8), sessions: .unused(), maxSlots: 8)
     let echo = Route(
         "POST", "/v1/echo/{owner}", operationID: "echo", scope: .sessions, acceptsJSON: true,
         body: .waiting { context in
@@ -29,10 +27,12 @@ private func makeRouter(keys: InMemoryKeyStore = InMemoryKeyStore(), log: InMemo
         struct Internal: Error { let secret = "db password 123" }
         throw Internal()
     })
-    let router = Router(
-        routes: APIRoutes.all(services) + [echo, crash], keys: keys,
-        observer: Observer(metrics: metrics, logger: Logger(label: "http", handler: log)))
-    return (router, metrics)
+    let routes = try ServiceRoutes.inMemory(keys: keys, metrics: metrics) { parts in
+        parts.openAPIDocument = Array("openapi: 3.1.0\n".utf8)
+        parts.extraRoutes = [echo, crash]
+        parts.logger = { Logger(label: $0, handler: log) }
+    }
+    return (routes.router, metrics)
 }
 
 private func errorCode(_ response: Response) -> String? {
@@ -60,8 +60,8 @@ private func errorCode(_ response: Response) -> String? {
         #expect(QueryString.parse("a=%4") == nil)
     }
 
-    @Test func unknownRoutesAndMethodsGet404And405() async {
-        let (router, _) = makeRouter()
+    @Test func unknownRoutesAndMethodsGet404And405() async throws {
+        let (router, _) = try makeRouter()
         let missing = await RouteCaller.call(router, "GET", "/v1/nothing")
         #expect(missing.status == 404 && errorCode(missing) == "not_found")
         let wrongMethod = await RouteCaller.call(router, "DELETE", "/healthz")
@@ -73,7 +73,7 @@ private func errorCode(_ response: Response) -> String? {
 
     @Test func keysAndScopesAreEnforced() async throws {
         let keys = InMemoryKeyStore()
-        let (router, _) = makeRouter(keys: keys)
+        let (router, _) = try makeRouter(keys: keys)
         let none = await RouteCaller.call(router, "GET", "/v1/app")
         #expect(none.status == 401 && errorCode(none) == "unauthorized")
         #expect(none.headers["WWW-Authenticate"] == "Bearer")
@@ -103,7 +103,7 @@ private func errorCode(_ response: Response) -> String? {
     @Test func jsonBodiesAreCheckedWithClearErrors() async throws {
         let keys = InMemoryKeyStore()
         let key = try await keys.addKey(appID: "app_test", scopes: [.sessions]).text
-        let (router, _) = makeRouter(keys: keys)
+        let (router, _) = try makeRouter(keys: keys)
         func post(_ body: [UInt8], type: String? = "application/json") async -> Response {
             var headers: HTTPHeaders = ["Authorization": "Bearer \(key)"]
             if let type { headers.add("Content-Type", type) }
@@ -130,9 +130,9 @@ private func errorCode(_ response: Response) -> String? {
         #expect(untyped.status == 415)
     }
 
-    @Test func internalErrorsRevealOnlyTheRequestID() async {
+    @Test func internalErrorsRevealOnlyTheRequestID() async throws {
         let log = InMemoryLogHandler()
-        let (router, _) = makeRouter(log: log)
+        let (router, _) = try makeRouter(log: log)
         let response = await RouteCaller.call(router, "GET", "/v1/crash")
         #expect(response.status == 500 && errorCode(response) == "internal_error")
         #expect(response.text.contains("test-request"))
@@ -149,7 +149,7 @@ private func errorCode(_ response: Response) -> String? {
         let keys = InMemoryKeyStore()
         let key = try await keys.addKey(appID: "app_test", scopes: [.sessions]).text
         keys.available = false
-        let (router, _) = makeRouter(keys: keys)
+        let (router, _) = try makeRouter(keys: keys)
         let response = await RouteCaller.call(router, "GET", "/v1/app", headers: ["Authorization": "Bearer \(key)"])
         #expect(response.status == 503 && errorCode(response) == "database_unavailable")
         #expect(response.headers["Retry-After"] == "1")
@@ -159,7 +159,7 @@ private func errorCode(_ response: Response) -> String? {
         let log = InMemoryLogHandler()
         let keys = InMemoryKeyStore()
         let key = try await keys.addKey(appID: "app_test", scopes: [.sessions]).text
-        let (router, metrics) = makeRouter(keys: keys, log: log)
+        let (router, metrics) = try makeRouter(keys: keys, log: log)
         for target in ["/healthz?access_token=SECRET_TOKEN", "/v1/app"] {
             _ = await RouteCaller.call(router, "GET", target, headers: ["Authorization": "Bearer \(key)"])
             router.completed(
@@ -172,8 +172,8 @@ private func errorCode(_ response: Response) -> String? {
         #expect(metrics.render().contains(#"fbs_http_requests_total{route="/v1/app",method="GET",status="200"} 1"#))
     }
 
-    @Test func healthAndMetricsAnswerWithoutAKey() async {
-        let (router, _) = makeRouter()
+    @Test func healthAndMetricsAnswerWithoutAKey() async throws {
+        let (router, _) = try makeRouter()
         let health = await RouteCaller.call(router, "GET", "/healthz")
         #expect(health.status == 200 && health.text == #"{"status":"ok"}"#)
         let ready = await RouteCaller.call(router, "GET", "/readyz")

@@ -1,6 +1,7 @@
 import FBSessionsAPI
 import FBSessionsCore
 import FBSessionsGraph
+import FBSessionsService
 import FBSessionsStorage
 import Foundation
 import HTTPClient
@@ -10,48 +11,28 @@ import Support
 import TestSupport
 
 /// A second service instance on the harness's database and emulator: its own pool, key cache, exact cache and
-/// listener, and single-flight map, as another process would have.
+/// listener, Graph client and single-flight maps, as another process would have.
 final class SecondInstance: Sendable {
     let server: Server
     let pool: PostgresPool
     let harness: SessionHarness
-    let store: PostgresSessionStore
+    let service: ServiceAssembly
     let testCache: TestCache
-    private let fetcher: PictureFetcher
+
+    var store: PostgresSessionStore { service.store }
 
     init(
-        _ harness: SessionHarness, keyCacheTTL: Double = 0, validateTTL: Double = 1,
+        _ harness: SessionHarness, keyCacheTTL: Double = 0, validateTTL: Int = 1,
         cacheBytes: Int = TestCache.configuredBytes
     ) async throws {
         self.harness = harness
         pool = PostgresPool(configuration: .init(connectionString: harness.databaseURL, size: 6))
-        let database = Database(pool: pool)
         testCache = TestCache(databaseURL: harness.databaseURL, bytes: cacheBytes)
-        let apps = PostgresAppStore(database: database, keyring: harness.keyring)
-        let stored = PostgresKeyStore(database: database, cache: testCache.cache)
-        let keys: any KeyStore = keyCacheTTL > 0 ? CachedKeyStore(stored, ttl: keyCacheTTL) : stored
-        store = PostgresSessionStore(database: database, keyring: harness.keyring, cache: testCache.cache)
-        let sessions = SessionService(
-            store: store, graph: harness.graph, apps: apps,
-            policy: .init(
-                validateTTL: validateTTL, refreshAfter: 86_400, maxSlots: 8, graphVersion: nil, graphTimeout: 3))
-        fetcher = try PictureFetcher(allowsHTTP: true)
-        let metrics = MetricsRegistry()
-        let services = Services(
-            apps: apps, keys: keys,
-            readiness: PostgresReadiness(database: database, migrator: Migrator(migrations: try TestDatabase.migrations())),
-            metrics: metrics, openAPIDocument: [], sessions: sessions, maxSlots: 8,
-            pictures: PictureService(
-                sessions: sessions, store: PostgresPictureStore(database: database, cache: testCache.cache), fetcher: fetcher,
-                urlPolicy: PictureURLPolicy(hostSuffixes: ["127.0.0.1"], allowsHTTP: true)))
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        server = try Server(
-            configuration: configuration,
-            handler: SecretsTranscript.recording(
-                Router(
-                    routes: APIRoutes.all(services), keys: keys,
-                    observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))))
+        let parts = try harness.parts(
+            ["FBS_KEY_CACHE_TTL": String(keyCacheTTL), "FBS_VALIDATE_TTL": String(validateTTL)], cache: testCache)
+        service = try ServiceAssembly(
+            parts, database: .test(pool: pool, url: harness.databaseURL, keyring: harness.keyring))
+        server = try service.server(SecretsTranscript.recording)
     }
 
     func call(
@@ -70,7 +51,7 @@ final class SecondInstance: Sendable {
 
     func stop() {
         server.shutdown(gracePeriod: 0)
-        fetcher.shutdown()
+        service.shutdown()
         testCache.stop()
         pool.shutdown()
     }

@@ -1,6 +1,7 @@
 import FBSessionsAPI
 import FBSessionsCore
 import FBSessionsGraph
+import FBSessionsService
 import FBSessionsStorage
 import Foundation
 import GraphEmulator
@@ -10,14 +11,19 @@ import Postgres
 import Support
 import TestSupport
 
-/// The service end to end for session tests: the Graph emulator over real HTTP, a fresh real database, the
-/// service on a real socket, a Facebook app registered on both sides, and keys for it.
+/// The service end to end for session tests: the Graph emulator over real HTTP (as Limited Login's Facebook too),
+/// a fresh real database, the service as `fbsessiond serve` wires it (``ServiceAssembly``) on a real socket, a
+/// Facebook app registered on both sides, and keys for it.
 final class SessionHarness: Sendable {
+    static let publicURL = "https://sessions.example/"
+
     let emulator: Emulator
     let emulatorServer: Server
     let databaseURL: String
     let pool: PostgresPool
-    let graph: GraphClient
+    /// The settings the service runs with, as `fbsessiond serve` reads them (a second instance starts from them).
+    let environment: [String: String]
+    let service: ServiceAssembly
     let server: Server
     let client: Client
     let facebookApp: EmulatedApp
@@ -26,62 +32,59 @@ final class SessionHarness: Sendable {
     let key: String
     /// A key with only `sessions`.
     let sessionsKey: String
-    let store: PostgresSessionStore
     let keyring: Keyring
     /// The key ring in settings form.
     let keyringText: String
-    let sessions: SessionService
-    /// The API key store the router uses (a ``CachedKeyStore`` when `keyCacheTTL` > 0).
-    let keys: any KeyStore
-    let validateTTL: Double
+    let validateTTL: Int
     /// The exact cache and its listener (``TestCache``: as `FBS_CACHE_BYTES` says).
     let testCache: TestCache
 
+    var graph: GraphClient { service.graph }
+    var store: PostgresSessionStore { service.store }
+    var sessions: SessionService { service.sessions }
+    /// The API key store the router uses (its key cache keeps entries for `keyCacheTTL`, none at 0).
+    var keys: any KeyStore { service.keys }
+
+    /// - Parameter configure: Swaps parts of the service before it is built (``ServiceParts``).
     init(
-        maxSlots: Int = 8, validateTTL: Double = 300, requiredPermissions: [String] = [], keyCacheTTL: Double = 0
+        maxSlots: Int = 8, validateTTL: Int = 300, requiredPermissions: [String] = [], keyCacheTTL: Double = 0,
+        configure: (inout ServiceParts) -> Void = { _ in }
     ) async throws {
         self.validateTTL = validateTTL
         emulator = Emulator()
         emulatorServer = try emulator.start()
         databaseURL = try TestDatabase.create()
         pool = PostgresPool(configuration: .init(connectionString: databaseURL, size: 6, connectTimeout: .seconds(2)))
-        let database = Database(pool: pool)
         testCache = TestCache(databaseURL: databaseURL)
         (keyring, keyringText) = SecretsTranscript.notingKeyring(Keyring.generate())
         facebookApp = try emulator.registerApp(redirectURIs: ["https://shop.example/callback"])
-        let apps = PostgresAppStore(database: database, keyring: keyring)
-        app = try await apps.addApp(
+        environment = [
+            "FBS_GRAPH_URL": emulator.baseURL, "FBS_DIALOG_URL": emulator.dialogBaseURL + "/",
+            "FBS_LIMITED_JWKS_URL": emulator.limitedJWKSURL, "FBS_LIMITED_UNINSTALL_URL": emulator.limitedUninstallURL,
+            "FBS_PUBLIC_URL": Self.publicURL, "FBS_MAX_SLOTS": String(maxSlots), "FBS_VALIDATE_TTL": String(validateTTL),
+            "FBS_KEY_CACHE_TTL": String(keyCacheTTL),
+        ]
+        var parts = try ServiceParts.test(environment)
+        parts.cache = .given(testCache.cache)
+        configure(&parts)
+        service = try ServiceAssembly(parts, database: .test(pool: pool, url: databaseURL, keyring: keyring))
+        app = try await service.apps.addApp(
             AppDraft(
                 name: "shop", facebookAppID: facebookApp.id, secret: facebookApp.secret,
                 redirectURIs: ["https://shop.example/callback"], requiredPermissions: requiredPermissions))
-        let stored = PostgresKeyStore(database: database, cache: testCache.cache)
-        key = SecretsTranscript.noted("api key", try await stored.addKey(appID: app.id, scopes: Scope.allCases).text)
+        key = SecretsTranscript.noted("api key", try await service.keys.addKey(appID: app.id, scopes: Scope.allCases).text)
         sessionsKey = SecretsTranscript.noted(
-            "api key", try await stored.addKey(appID: app.id, scopes: [.sessions]).text)
-        let keys: any KeyStore = keyCacheTTL > 0 ? CachedKeyStore(stored, ttl: keyCacheTTL) : stored
-        self.keys = keys
-        graph = try GraphClient(
-            configuration: .init(
-                baseURL: "http://127.0.0.1:\(emulatorServer.port)", timeout: .seconds(3),
-                retry: .init(maxAttempts: 2, baseDelay: .milliseconds(20)), allowsPlainHTTP: true),
-            logger: SecretsTranscript.logger("fbsessiond.graph"))
-        store = PostgresSessionStore(database: database, keyring: keyring, cache: testCache.cache)
-        sessions = SessionService(
-            store: store, graph: graph, apps: apps,
-            policy: .init(
-                validateTTL: validateTTL, refreshAfter: 86_400, maxSlots: maxSlots, graphVersion: nil, graphTimeout: 3))
-        let metrics = MetricsRegistry()
-        let services = Services(
-            apps: apps, keys: keys,
-            readiness: PostgresReadiness(database: database, migrator: Migrator(migrations: try TestDatabase.migrations())),
-            metrics: metrics, openAPIDocument: [], sessions: sessions, maxSlots: maxSlots)
-        let router = Router(
-            routes: APIRoutes.all(services), keys: keys,
-            observer: Observer(metrics: metrics, logger: SecretsTranscript.logger("http", level: .error)))
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        server = try Server(configuration: configuration, handler: SecretsTranscript.recording(router))
+            "api key", try await service.keys.addKey(appID: app.id, scopes: [.sessions]).text)
+        server = try service.server(SecretsTranscript.recording)
         client = try Client(configuration: .init(timeout: .seconds(20)))
+    }
+
+    /// The parts of another instance of this service (its own pool, cache and listener, as another process would
+    /// have): this one's settings with `environment` over them.
+    func parts(_ environment: [String: String] = [:], cache: TestCache) throws -> ServiceParts {
+        var parts = try ServiceParts.test(self.environment.merging(environment) { $1 })
+        parts.cache = .given(cache.cache)
+        return parts
     }
 
     /// A new emulated user and a token for this app.
@@ -140,7 +143,7 @@ final class SessionHarness: Sendable {
         server.shutdown(gracePeriod: 0)
         emulatorServer.shutdown(gracePeriod: 0)
         client.shutdown()
-        graph.shutdown()
+        service.shutdown()
         testCache.stop()
         pool.shutdown()
         TestDatabase.drop(databaseURL)

@@ -1,5 +1,6 @@
 import FBSessionsAPI
 import FBSessionsCore
+import FBSessionsService
 import Foundation
 import Support
 import Testing
@@ -112,9 +113,7 @@ import Testing
     }
 
     @Test func routesAndSpecMatchBothWays() throws {
-        let services = Services(
-            apps: UnusedAppStore(), keys: InMemoryKeyStore(), readiness: FixedReadiness(), metrics: MetricsRegistry(),
-            openAPIDocument: [], sessions: .unused(), maxSlots: 8)
+        let services = try ServiceRoutes.inMemory().services
         let routed = Set(APIRoutes.all(services).map { "\($0.method) \($0.path) \($0.operationID)" })
         let specified = Self.specOperations(try Self.specText())
         #expect(!specified.isEmpty)

@@ -3,13 +3,18 @@ import HTTPClient
 
 /// ``WebhookTransport`` over an `HTTPClient.Client`: redirects are not followed and at most
 /// `maxResponseBytes` of an answer are read (only the status matters).
-struct ClientWebhookTransport: WebhookTransport {
+public struct ClientWebhookTransport: WebhookTransport {
     /// The client; not owned (shut it down after the dispatcher has stopped).
-    let client: Client
+    public let client: Client
     /// The largest answer body read.
-    var maxResponseBytes = 64 * 1024
+    public var maxResponseBytes = 64 * 1024
 
-    func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Duration) async throws -> Int {
+    /// A transport over `client`.
+    public init(client: Client) {
+        self.client = client
+    }
+
+    public func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Duration) async throws -> Int {
         let request = ClientRequest(
             method: "POST", url: url, headers: headers, body: body, timeout: timeout, maxResponseBytes: maxResponseBytes
         )

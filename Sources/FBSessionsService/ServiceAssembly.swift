@@ -1,0 +1,190 @@
+import FBSessionsAPI
+import FBSessionsCore
+import FBSessionsGraph
+import FBSessionsStorage
+import HTTPClient
+import HTTPServer
+import Postgres
+import Support
+
+/// The whole service wired on its database: metrics, the exact cache, the PostgreSQL stores, the Graph, Limited
+/// Login, picture and webhook clients, the domain services, the router, the webhook dispatcher and the event
+/// listener. `fbsessiond serve` and every test harness build it here, so that what is tested is what runs.
+///
+/// Building it starts nothing: the caller serves the router (``server(_:)``), starts ``notifications`` and
+/// ``webhooks`` if it wants them, and calls ``shutdown()`` once they have stopped.
+///
+/// Ownership: owns the clients (``shutdown()`` closes them); the database's pool is the caller's.
+public final class ServiceAssembly: Sendable {
+    /// What it was built from.
+    public let parts: ServiceParts
+    /// The database and its key ring.
+    public let database: ServiceDatabase
+    /// Every count `/metrics` serves.
+    public let metrics: MetricsRegistry
+    /// The exact cache; nil when there is none.
+    public let cache: ExactCache?
+    /// Apps and their secrets.
+    public let apps: PostgresAppStore
+    /// API keys, behind the key cache of `FBS_KEY_CACHE_TTL`.
+    public let keys: any KeyStore
+    /// Sessions: the one store, with the one set of read batchers.
+    public let store: PostgresSessionStore
+    /// The change feed.
+    public let events: PostgresEventStore
+    /// The Graph API.
+    public let graph: GraphClient
+    /// Limited Login's key set and uninstall endpoint.
+    public let limitedLoginClient: LimitedLoginClient
+    /// Fetches pictures from Facebook's CDN.
+    public let pictureFetcher: PictureFetcher
+    /// Delivers webhooks (not started).
+    public let webhooks: WebhookDispatcher
+    /// The `LISTEN` connection that wakes long polls and the dispatcher and keeps a `.sized` cache current (not
+    /// started).
+    public let notifications: EventNotifications
+    /// The domain services and the router.
+    public let routes: ServiceRoutes
+    private let webhookClient: Client
+
+    /// Wires the service.
+    ///
+    /// - Parameters:
+    ///   - parts: Settings, documents, loggers and the parts tests swap.
+    ///   - database: The database, its key ring and migrations, and the listener's URL.
+    /// - Throws: ``ServiceSettingError`` for a Graph or Limited Login URL that cannot be used; what
+    ///   `HTTPClient` throws when libcurl cannot start.
+    public init(_ parts: ServiceParts, database: ServiceDatabase) throws {
+        let settings = parts.settings
+        self.parts = parts
+        self.database = database
+        let metrics = MetricsRegistry()
+        self.metrics = metrics
+        let pool = database.database.pool
+        metrics.gauge("fbs_db_pool_connections", help: "Database connections by state.") {
+            let statistics = pool.statistics
+            return [([("state", "in_use")], Double(statistics.inUse)), ([("state", "open")], Double(statistics.open)),
+                    ([("state", "size")], Double(statistics.size))]
+        }
+        metrics.gauge("fbs_db_pool_waiting", help: "Requests waiting for a database connection.") {
+            [([], Double(pool.statistics.waiting))]
+        }
+        apps = PostgresAppStore(database: database.database, keyring: database.keyring)
+        let cache: ExactCache?
+        switch parts.cache {
+        case .sized: cache = settings.cacheBytes > 0 ? ExactCache(capacity: settings.cacheBytes) : nil
+        case .given(let given): cache = given
+        }
+        if let cache { Self.count(cache, in: metrics) }
+        self.cache = cache
+        store = PostgresSessionStore(database: database.database, keyring: database.keyring, cache: cache)
+        do {
+            graph = try GraphClient(configuration: parts.graph, logger: parts.logger("graph"), metrics: metrics)
+        } catch {
+            throw ServiceSettingError("FBS_GRAPH_URL: \(error)")
+        }
+        do {
+            limitedLoginClient = try LimitedLoginClient(
+                configuration: parts.limitedLoginClient, logger: parts.logger("limited"), metrics: metrics)
+        } catch let error as GraphClient.ConfigurationError {
+            throw ServiceSettingError(error.description)
+        }
+        webhookClient = try Client(configuration: .init(timeout: .seconds(10), maxResponseBytes: 64 * 1024))
+        pictureFetcher = try PictureFetcher(allowsHTTP: settings.pictureAllowHTTP)
+        events = PostgresEventStore(database: database.database)
+        var ports = ServicePorts(
+            apps: apps,
+            keys: CachedKeyStore(PostgresKeyStore(database: database.database, cache: cache), ttl: settings.keyCacheTTL),
+            readiness: PostgresReadiness(database: database.database, migrator: database.migrator),
+            sessionStore: store, graph: graph)
+        ports.limitedLogin = limitedLoginClient
+        ports.loginNonces = PostgresLoginNonceStore(database: database.database)
+        ports.events = events
+        ports.loginStates = PostgresLoginStateStore(database: database.database)
+        ports.facebookUsers = store
+        ports.pictures = PostgresPictureStore(database: database.database, cache: cache)
+        ports.pictureFetcher = pictureFetcher
+        keys = ports.keys
+        routes = ServiceRoutes(parts, ports: ports, metrics: metrics)
+        webhooks = WebhookDispatcher(
+            database: database.database, keyring: database.keyring,
+            transport: ClientWebhookTransport(client: webhookClient), logger: parts.logger("webhooks"))
+        // A given cache is kept current by its owner's listener: attaching it here too would take its fences away.
+        let listened: ExactCache? = if case .sized = parts.cache { cache } else { nil }
+        notifications = EventNotifications(
+            connectionString: database.listenerURL, waiters: routes.services.eventWaiters, dispatcher: webhooks,
+            cache: listened, logger: parts.logger("events"))
+    }
+
+    /// Sessions.
+    public var sessions: SessionService { routes.sessions }
+    /// What the routes use.
+    public var services: Services { routes.services }
+    /// Every route, with authentication, request logs and metrics.
+    public var router: Router { routes.router }
+    /// The long-poll readers.
+    public var eventWaiters: EventWaiters { routes.services.eventWaiters }
+
+    /// A server for the router on the settings' address (`FBS_LISTEN`) and limits, counted in `/metrics`.
+    ///
+    /// - Parameter handler: What serves the requests, given the router (a test records the answers).
+    /// - Throws: `ServerError` when the address cannot be bound.
+    public func server<Handler: RequestHandler>(_ handler: (Router) -> Handler) throws -> Server {
+        let settings = parts.settings
+        var configuration = ServerConfiguration()
+        configuration.host = settings.listenHost
+        configuration.port = settings.listenPort
+        configuration.maxBodyBytes = settings.maxBodyBytes
+        configuration.connectionLimit = settings.maxConnections
+        configuration.connectionTimeout = settings.connectionTimeout
+        let server = try Server(configuration: configuration, handler: handler(router))
+        metrics.gauge("fbs_http_requests_waiting", help: "Requests suspended while their handler waits.") {
+            [([], Double(server.waitingRequests))]
+        }
+        return server
+    }
+
+    /// Another picture service over the same parts and database, with a single flight and memory of its own, as a
+    /// second process would have; `sessions` replaces the session service it checks sessions with.
+    public func pictureService(sessions: SessionService? = nil) -> PictureService {
+        ServiceRoutes.pictures(
+            parts, sessions: sessions ?? self.sessions, store: PostgresPictureStore(database: database.database, cache: cache),
+            fetcher: pictureFetcher, metrics: nil)
+    }
+
+    /// Closes the clients: call it once the server, the dispatcher and the listener have stopped.
+    public func shutdown() {
+        graph.shutdown()
+        limitedLoginClient.shutdown()
+        webhookClient.shutdown()
+        pictureFetcher.shutdown()
+    }
+
+    /// Counts the cache's lookups, size and fences in `/metrics`.
+    private static func count(_ cache: ExactCache, in metrics: MetricsRegistry) {
+        metrics.gauge("fbs_cache_lookups", help: "Exact cache lookups by outcome, and reads it let through.") {
+            let statistics = cache.currentStatistics
+            return [([("outcome", "hit")], Double(statistics.hits)), ([("outcome", "miss")], Double(statistics.misses)),
+                    ([("outcome", "bypassed")], Double(statistics.bypassed)),
+                    ([("outcome", "refused_fill")], Double(statistics.refusedFills))]
+        }
+        metrics.gauge("fbs_cache_size", help: "Exact cache entries and their estimated bytes.") {
+            let statistics = cache.currentStatistics
+            return [([("unit", "entries")], Double(statistics.entries)), ([("unit", "bytes")], Double(statistics.bytes))]
+        }
+        metrics.gauge("fbs_cache_fences", help: "Fences sent and announcements handled by the exact cache.") {
+            let statistics = cache.currentStatistics
+            return [([("kind", "fences_sent")], Double(statistics.fencesSent)),
+                    ([("kind", "invalidations")], Double(statistics.invalidations))]
+        }
+    }
+}
+
+/// A setting the service cannot be built with (an unusable Graph or Limited Login URL), named in the message.
+public struct ServiceSettingError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong, naming the variable.
+    public let description: String
+
+    /// An error with its message.
+    public init(_ description: String) { self.description = description }
+}
