@@ -13,6 +13,10 @@ enum PictureRoutes {
 
     static func routes(_ services: Services) -> [Route] {
         let pictures = services.pictures
+        // A picture is answered from the cache only when its session is held there.
+        let mayAnswerFromCache: @Sendable (RouteContext) -> Bool = { context in
+            context.parameters["id"].map(services.sessions.mayHold) ?? true
+        }
         return [
             /// - Remark: HTTP GET /v1/sessions/{id}/picture (openapi.yaml operationId getSessionPicture)
             Route("GET", "/v1/sessions/{id}/picture", operationID: "getSessionPicture", scope: .sessions, cached: { context, pass in
@@ -25,7 +29,7 @@ enum PictureRoutes {
                 return try pictures.cachedReply(
                     sessionID: id, app: app, size: size, ifNoneMatch: ifNoneMatch, needsBytes: redirect, pass: pass
                 ).map { redirect ? picture($0) : try description($0) }
-            }, body: .waiting { context in
+            }, mayAnswerFromCache: mayAnswerFromCache, body: .waiting { context in
                 let app = try context.app()
                 let id = try Validation.pathSessionID(context)
                 let size = try size(context)
@@ -50,6 +54,7 @@ enum PictureRoutes {
                         sessionID: id, app: app, size: try size(context), ifNoneMatch: nil, needsBytes: false, pass: pass
                     ).map(description)
                 },
+                mayAnswerFromCache: mayAnswerFromCache,
                 body: .waiting { context in
                     let app = try context.app()
                     let id = try Validation.pathSessionID(context)

@@ -31,11 +31,16 @@ public final class Route: Sendable {
     /// from it, or no such handler, runs ``body``. Only for keyed routes: the router confirms the key under the
     /// same pass first.
     public let cached: (@Sendable (RouteContext, FencePass) throws -> Response?)?
+    /// Whether ``cached`` may find what it needs, asked before the fence (a hint with no I/O and no fence): false
+    /// sends the request straight to ``body``, so that a request bound to miss does not first wait for a fence
+    /// and then suspend again for its task. Nil: always try.
+    public let mayAnswerFromCache: (@Sendable (RouteContext) -> Bool)?
 
     /// Creates a route.
     public init(
         _ method: String, _ path: String, operationID: String, scope: Scope?, acceptsJSON: Bool = false,
-        cached: (@Sendable (RouteContext, FencePass) throws -> Response?)? = nil, body: Body
+        cached: (@Sendable (RouteContext, FencePass) throws -> Response?)? = nil,
+        mayAnswerFromCache: (@Sendable (RouteContext) -> Bool)? = nil, body: Body
     ) {
         self.method = method
         self.path = PathTemplate(path)
@@ -44,6 +49,7 @@ public final class Route: Sendable {
         self.acceptsJSON = acceptsJSON
         self.body = body
         self.cached = cached
+        self.mayAnswerFromCache = mayAnswerFromCache
     }
 }
 

@@ -79,7 +79,8 @@ public struct Router: RequestHandler {
         }
         let call = Call(request: request, found: found, query: query, presented: match.bearer)
         if let cached = route.cached, let fence = keys.fence, let presented = match.bearer,
-            let principal = keys.cachedPrincipal(presented)
+            let principal = keys.cachedPrincipal(presented),
+            route.mayAnswerFromCache?(call.context(principal)) ?? true
         {
             return .parked { wake in
                 fence.wait { pass in wake { answerFromCache(call, cached, principal: principal, pass: pass) } }

@@ -48,6 +48,8 @@ enum SessionRoutes {
                         SessionDTO(session: $0.session, validation: $0.validation).jsonBytes
                     })
                 }
+            }, mayAnswerFromCache: { context in
+                context.parameters["id"].map(sessions.mayHold) ?? true
             }, body: .waiting { context in
                 let (id, app, mode) = try statusRequest(context)
                 guard let answer = try await sessions.status(id, app: app, mode: mode) else {
@@ -169,6 +171,9 @@ enum OwnerRoutes {
                         listBody(($0.sessions, $0.activeID))
                     })
                 }
+            }, mayAnswerFromCache: { context in
+                guard let app = try? context.app(), let owner = context.parameters["owner"] else { return true }
+                return sessions.mayHold(owner: owner, app: app)
             }, body: .waiting { context in
                 let app = try context.app()
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")

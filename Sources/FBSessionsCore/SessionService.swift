@@ -95,6 +95,16 @@ public struct SessionService: Sendable {
 
     /// The status from the exact cache alone, with no I/O, when `pass` covers it and no validation is due; nil
     /// otherwise (then ask ``status(_:app:mode:)``, which also answers unknown sessions).
+    /// Whether the exact cache holds the session now (``SessionStore/mayHoldSession(id:)``): a hint, not an answer.
+    public func mayHold(_ id: String) -> Bool {
+        store.mayHoldSession(id: id)
+    }
+
+    /// Whether the exact cache holds the owner's list now, like ``mayHold(_:)``.
+    public func mayHold(owner: String, app: App) -> Bool {
+        store.mayHoldSessions(owner: owner, appID: app.id)
+    }
+
     public func cachedStatus(_ id: String, app: App, mode: ValidateMode, pass: FencePass) -> (Session, Validation)? {
         store.cachedSession(id: id, appID: app.id, pass: pass).flatMap { answerWithoutGraph($0, mode: mode) }
     }

@@ -22,6 +22,14 @@ public protocol SessionStore: Sendable {
     /// The owner's list as the exact cache holds it, like ``cachedSession(id:appID:pass:)``. Default: nil.
     func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]?
 
+    /// Whether the exact cache holds the session now: a hint, without a fence, that a request for it may be
+    /// answered from the cache (false: it would read the database, so it need not wait for a fence first).
+    /// Default: false.
+    func mayHoldSession(id: String) -> Bool
+
+    /// Whether the exact cache holds the owner's list now, like ``mayHoldSession(id:)``. Default: false.
+    func mayHoldSessions(owner: String, appID: String) -> Bool
+
     /// A live session with its decrypted token, or nil when unknown; throws ``SessionError/closed`` when closed.
     func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)?
 
@@ -59,6 +67,10 @@ extension SessionStore {
     public func cachedSession(id: String, appID: String, pass: FencePass) -> Session? { nil }
 
     public func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]? { nil }
+
+    public func mayHoldSession(id: String) -> Bool { false }
+
+    public func mayHoldSessions(owner: String, appID: String) -> Bool { false }
 }
 
 /// What a verified login stores.

@@ -271,6 +271,18 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         }
     }
 
+    /// Whether the session is held, without a fence and without counting a use or a miss: a hint for the request
+    /// path (a request that would miss need not wait for a fence first), never an answer.
+    public func holdsSession(_ id: String) -> Bool {
+        lock.withLock { entries.contains(Self.sessionKey(id)) }
+    }
+
+    /// Whether the owner's list is held, like ``holdsSession(_:)``.
+    public func holdsSessions(owner: String, appID: String) -> Bool {
+        let key = ownerKey(appID: appID, owner: owner)
+        return lock.withLock { entries.contains(key) }
+    }
+
     /// Where a read from the database begins; pass it to the fills of what it read.
     func mark() -> InvalidationLog.Mark {
         lock.withLock { log.mark() }

@@ -133,6 +133,14 @@ public struct PostgresSessionStore: SessionStore {
         return cache.sessions(owner: owner, appID: appID)
     }
 
+    public func mayHoldSession(id: String) -> Bool {
+        cache?.holdsSession(id) ?? false
+    }
+
+    public func mayHoldSessions(owner: String, appID: String) -> Bool {
+        cache?.holdsSessions(owner: owner, appID: appID) ?? false
+    }
+
     /// Statements run and requests answered by the batched status and list reads (tests, diagnostics).
     public var batchStatistics: (batches: Int, reads: Int) {
         let (status, lists) = (statusReads.statistics, ownerReads.statistics)

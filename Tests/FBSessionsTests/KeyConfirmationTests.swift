@@ -130,8 +130,23 @@ private func makeRouter(keys: CountingKeyStore, runs: Runs, fromCache: Response?
             runs.add()
             return Response(status: 204)
         })
+    // The same, for what the cache does not hold: asked before the fence, it says the cache cannot answer.
+    let notHeld = Route(
+        "GET", "/v1/not-held", operationID: "notHeld", scope: .sessions,
+        cached: { _, _ in
+            Issue.record("a route whose answer is not held never waits for the cache")
+            return nil
+        },
+        mayAnswerFromCache: { context in
+            #expect(context.principal != nil)
+            return false
+        },
+        body: .waiting { _ in
+            runs.add()
+            return Response(status: 204)
+        })
     return Router(
-        routes: [counted, cached], keys: keys,
+        routes: [counted, cached, notHeld], keys: keys,
         observer: Observer(metrics: MetricsRegistry(), logger: Logger(label: "http", handler: InMemoryLogHandler())))
 }
 
@@ -207,6 +222,17 @@ private func errorCode(_ response: Response) -> String? {
         let answer = await Self.call(router, keys, made.text, fence: true)
         #expect(answer.status == 204)
         #expect(keys.confirmations == 0)
+        #expect(runs.value == 1)
+    }
+
+    @Test func aRequestTheCacheCannotAnswerDoesNotWaitForAFence() async throws {
+        let (keys, made, runs, router) = try await Self.setUp(scopes: [.sessions], fromCache: Response(status: 299))
+        var headers = HTTPHeaders()
+        headers.add("Authorization", "Bearer \(made.text)")
+        let answer = await RouteCaller.call(router, "GET", "/v1/not-held", headers: headers)
+        #expect(answer.status == 204)
+        #expect(keys.manualFence.waits == 0, "no fence: the answer comes from the database")
+        #expect(keys.confirmations == 1, "the key is confirmed the usual way")
         #expect(runs.value == 1)
     }
 
