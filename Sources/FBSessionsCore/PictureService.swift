@@ -141,6 +141,23 @@ public struct PictureService: Sendable {
     private func answer(
         sessionID: String, app: App, size: GraphPictureSize, ifNoneMatch: String?, needsBytes: Bool
     ) async throws -> PictureReply {
+        let lookUp = { @Sendable in
+            try await self.lookUp(
+                sessionID: sessionID, app: app, size: size, ifNoneMatch: ifNoneMatch, needsBytes: needsBytes)
+        }
+        guard !sessions.mayHold(sessionID) else { return try await lookUp() }
+        // An answer from the cache (``cachedReply``) needs the session's entry too: read the session through the
+        // cache (which keeps it) beside the lookup, so that the next request for a picture of this session is
+        // answered from memory even when no status request came first. This answer is the lookup's alone.
+        async let warmed: Void = sessions.warm(sessionID, app: app)
+        let reply = await capture(lookUp)
+        await warmed
+        return try reply.get()
+    }
+
+    private func lookUp(
+        sessionID: String, app: App, size: GraphPictureSize, ifNoneMatch: String?, needsBytes: Bool
+    ) async throws -> PictureReply {
         let lookup = try await store.lookup(
             sessionID: sessionID, appID: app.id, sizeKey: size.cacheKey,
             includeBody: needsBytes && memory == nil && ifNoneMatch == nil, now: Date())

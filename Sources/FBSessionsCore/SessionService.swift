@@ -105,6 +105,11 @@ public struct SessionService: Sendable {
         store.mayHoldSessions(owner: owner, appID: app.id)
     }
 
+    /// Reads the session through the exact cache so that it holds it, ignoring the answer and any failure.
+    func warm(_ id: String, app: App) async {
+        _ = try? await store.session(id: id, appID: app.id)
+    }
+
     public func cachedStatus(_ id: String, app: App, mode: ValidateMode, pass: FencePass) -> (Session, Validation)? {
         store.cachedSession(id: id, appID: app.id, pass: pass).flatMap { answerWithoutGraph($0, mode: mode) }
     }
