@@ -4,9 +4,10 @@ import FBSessionsCore
 import Foundation
 import Postgres
 
-/// Sessions, owners' lists, API-key liveness and pictures' descriptions kept in memory, exact across instances (docs/caching.md, "Exact
-/// caches across instances"): no answer from it is ever made false by a change that committed before the request
-/// arrived, on any instance, whatever writes it (the service, the CLI, an operator's SQL).
+/// Sessions, owners' lists, API-key liveness and pictures' descriptions kept in memory, exact across instances
+/// (docs/caching.md, "Exact caches across instances"): no answer from it is ever made false by a change that
+/// committed before the request arrived, on any instance, whatever writes it (the service, the CLI, an operator's
+/// SQL).
 ///
 /// - **Invalidation.** Triggers announce every change to `sessions`, `owners`, `api_keys` and `picture_cache` on
 ///   `fbs_changes`, in the transaction that makes it (migrations 0008 and 0009). The event listener's connection

@@ -39,12 +39,9 @@ public struct PostgresPictureStore: PictureStore {
     public func lookup(sessionID: String, appID: String, sizeKey: String, includeBody: Bool, now: Date) async throws
         -> PictureLookup
     {
-        guard let cache else {
-            return try await read(sessionID: sessionID, appID: appID, sizeKey: sizeKey, includeBody: includeBody, now: now)
-        }
-        let mark = cache.mark()
+        let mark = cache?.mark()
         let found = try await read(sessionID: sessionID, appID: appID, sizeKey: sizeKey, includeBody: includeBody, now: now)
-        if case .live(let facebookUserID, let picture?, _, let kind) = found {
+        if let cache, let mark, case .live(let facebookUserID, let picture?, _, let kind) = found {
             let key = PictureKey(
                 appID: appID, facebookUserID: facebookUserID,
                 sizeKey: kind == .limited ? PictureService.limitedSizeKey : sizeKey)
