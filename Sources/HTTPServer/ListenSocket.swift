@@ -2,8 +2,8 @@ import Foundation
 
 /// A bound, listening TCP socket that the server hands to libmicrohttpd.
 ///
-/// Ownership: until ``handOver()`` the socket is ours and `deinit` closes it; after, libmicrohttpd owns it until
-/// `MHD_quiesce_daemon` returns it, and the server closes it then.
+/// Ownership: until ``handOver()`` the socket is ours and `deinit` closes it; after, libmicrohttpd owns it: it
+/// closes it when it fails to start, and otherwise returns it from `MHD_quiesce_daemon`, when the server closes it.
 final class ListenSocket {
     private(set) var descriptor: Int32
     let port: Int

@@ -51,13 +51,19 @@ public final class Server: @unchecked Sendable {
             options += [MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(threads)]
         }
         options.append(MHD_OPTION.END.rawValue)
+        // Handed over before the call, not after it succeeds: libmicrohttpd closes the socket itself when it fails
+        // to start (a worker's epoll set, its wake-up channel or thread, memory), and a second close here would
+        // close whatever another thread opened under that number meanwhile (ServerStartFailureTests).
+        _ = socket.handOver()
         let started = withVaList(options) { arguments in
             MHD_start_daemon_va(flags, 0, nil, nil, accessHandlerThunk, context, arguments)
         }
         guard let started else {
-            throw ServerError(.startFailed, "libmicrohttpd did not start on \(configuration.host):\(port)")
+            // errno is what failed last (its clean-up only closes what it made, which leaves errno alone):
+            // usually out of descriptors, threads or memory.
+            let reason = String(cString: strerror(errno))
+            throw ServerError(.startFailed, "libmicrohttpd did not start on \(configuration.host):\(port): \(reason)")
         }
-        _ = socket.handOver()
         self.daemon = started
     }
 

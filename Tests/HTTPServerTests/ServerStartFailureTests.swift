@@ -1,0 +1,72 @@
+import Foundation
+import HTTPServer
+import Testing
+
+private struct NothingHandler: RequestHandler {
+    func inspect(_ head: RequestHead) -> HeadDecision<Void> {
+        .reject(.error(status: 404, code: "not_found", message: "No such route."), route: nil)
+    }
+
+    func respond(to request: Request, match: Void) -> Reply {
+        .now(.error(status: 404, code: "not_found", message: "No such route."))
+    }
+
+    func completed(_ record: ExchangeRecord) {}
+}
+
+@Suite("HTTP server start failures")
+struct ServerStartFailureTests {
+    /// libmicrohttpd closes the listening socket it was given whenever it fails to start (every failure after it
+    /// took the socket: a worker's epoll set or wake-up channel, a thread, memory). Closing it once more here would
+    /// close whatever descriptor another thread opened under that number meanwhile: a database connection, another
+    /// server's epoll set. That showed as libmicrohttpd's "Close socket failed" panic and a crash in
+    /// `MHD_stop_daemon` in other tests running beside one whose server could not start.
+    ///
+    /// Here libmicrohttpd cannot start for want of memory for a pool of 2^31 workers, over and over, while another
+    /// thread keeps opening descriptors and checks that each is still open when it closes it.
+    @Test func aFailedStartClosesTheListeningSocketOnlyOnce() async throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 1 << 31
+        let stop = Atomic(false)
+        let lost = Atomic(0)
+        let opener = Thread {
+            while !stop.value {
+                let descriptors = (0..<8).map { _ in open("/dev/null", O_RDONLY | O_CLOEXEC) }
+                for descriptor in descriptors where descriptor >= 0 {
+                    if fcntl(descriptor, F_GETFD) < 0 { lost.update { $0 += 1 } } else { close(descriptor) }
+                }
+            }
+        }
+        opener.start()
+        var failures = 0
+        for _ in 0..<2000 {
+            do {
+                let server = try Server(configuration: configuration, handler: NothingHandler())
+                server.shutdown(gracePeriod: 0)
+            } catch let error as ServerError {
+                #expect(error.code == .startFailed && error.detail.hasSuffix("Cannot allocate memory"), "\(error)")
+                failures += 1
+            }
+        }
+        stop.value = true
+        while !opener.isFinished { usleep(1_000) }
+        #expect(failures == 2000, "libmicrohttpd started with 2^31 workers \(2000 - failures) times")
+        #expect(lost.value == 0, "\(lost.value) descriptors of another thread were closed under it")
+    }
+}
+
+/// A value shared between the test and its thread, under a lock.
+private final class Atomic<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+
+    func update(_ change: (inout Value) -> Void) { lock.withLock { change(&stored) } }
+}
