@@ -6,6 +6,9 @@
 --   BENCH_PATH        the path and query; `{id}` in it is replaced by a random loaded session id
 --   BENCH_IDS         how many loaded sessions there are (ids ses_bench000000000001 ... ses_benchNNNNNNNNNNNN)
 --   BENCH_ETAG        sent as `If-None-Match` when set
+--   BENCH_PACE_MS     when set, each connection waits this long after a response before its next request: a fixed
+--                     offered rate (connections x 1000 / BENCH_PACE_MS per second) well under capacity, so that
+--                     latency is the service's own rather than the queue of a closed loop run flat out
 --
 -- done() (bench/report.lua) prints the BENCH line that bench/run parses.
 
@@ -19,6 +22,14 @@ end
 local etag = os.getenv("BENCH_ETAG")
 if etag and etag ~= "" then
     headers["If-None-Match"] = etag
+end
+
+local pace = tonumber(os.getenv("BENCH_PACE_MS") or "0")
+if pace > 0 then
+    -- wrk calls delay() before every request when the script defines it.
+    function delay()
+        return pace
+    end
 end
 
 local fixed = nil
