@@ -19,6 +19,9 @@
  *             connection in the same epoll set. A fence that comes back resumes its requests on the same thread,
  *             in the same turn, with no wake-up of another thread.
  *
+ * PROBE_PREPARED (set, threaded and fused designs): the fence is a statement prepared once per connection instead
+ * of a simple query, parsed and planned each time.
+ *
  * Build: gcc -O2 -o fence-probe bench/fence-probe.c -pthread $(pkg-config --cflags --libs libmicrohttpd libpq)
  * Run:   fence-probe threaded|fused|own PORT THREADS CONNINFO     (127.0.0.1; stops on SIGINT or SIGTERM)
  */
@@ -74,6 +77,9 @@ static void connect_source(struct fence_source *source, int index) {
     if (PQresultStatus(result) != PGRES_COMMAND_OK) fail(PQerrorMessage(source->pg));
     PQclear(result);
     PQclear(PQexec(source->pg, "SET synchronous_commit = off"));
+    PGresult *prepared = PQprepare(source->pg, "fence", "SELECT pg_notify($1, '')", 1, NULL);
+    if (PQresultStatus(prepared) != PGRES_COMMAND_OK) fail(PQerrorMessage(source->pg));
+    PQclear(prepared);
     if (PQsetnonblocking(source->pg, 1) != 0) fail("PQsetnonblocking");
     source->riding = calloc(MAX_PARKED, sizeof *source->riding);
     source->next = calloc(MAX_PARKED, sizeof *source->next);
@@ -88,9 +94,15 @@ static void send_fence_if_due(struct fence_source *source) {
     source->riding_count = source->next_count;
     source->next = swap;
     source->next_count = 0;
-    char sql[128];
-    snprintf(sql, sizeof sql, "SELECT pg_notify('%s', '')", source->channel);
-    if (!PQsendQuery(source->pg, sql)) fail(PQerrorMessage(source->pg));
+    if (getenv("PROBE_PREPARED") != NULL) {
+        /* The statement prepared once per connection: no parse and plan per fence. */
+        const char *values[1] = {source->channel};
+        if (!PQsendQueryPrepared(source->pg, "fence", 1, values, NULL, NULL, 0)) fail(PQerrorMessage(source->pg));
+    } else {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT pg_notify('%s', '')", source->channel);
+        if (!PQsendQuery(source->pg, sql)) fail(PQerrorMessage(source->pg));
+    }
     while (PQflush(source->pg) == 1) {}
     source->in_flight = 1;
 }

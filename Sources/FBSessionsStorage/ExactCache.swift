@@ -90,11 +90,12 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// - Parameters:
     ///   - capacity: The most bytes its entries may take (estimated), more than 0.
     ///   - fenceTimeout: How long a fence may take before the requests waiting for it read the database instead.
-    ///   - fenceSpacing: The least time between two fences. Under load a fence is due again as soon as the last
-    ///     one came back; holding it back this long lets more requests ride on it, which saves the listener and
-    ///     PostgreSQL a `NOTIFY` and its wake-ups per request, for at most this much added wait. A request that
-    ///     arrives when no fence was sent for this long waits for nothing more than its own round trip.
-    public init(capacity: Int, fenceTimeout: Duration = .milliseconds(500), fenceSpacing: Duration = .microseconds(200)) {
+    ///   - fenceSpacing: The least time between two fences; none by default. Under load a fence is due again as
+    ///     soon as the last one came back; holding it back lets more requests ride on it (fewer `NOTIFY`s for
+    ///     PostgreSQL and the listener), for at most this much added wait. Measured at 200 µs: 10 requests a
+    ///     fence instead of 7.5 and the same throughput, but a status p99 of 2.7–3.1 ms instead of 2.2 at a
+    ///     paced 4,000 requests a second: the wait itself, and the Dispatch timer that sends a held-back fence.
+    public init(capacity: Int, fenceTimeout: Duration = .milliseconds(500), fenceSpacing: Duration = .zero) {
         entries = ClockCache(capacity: capacity)
         self.fenceTimeout = max(1, Self.nanoseconds(fenceTimeout))
         self.fenceSpacing = Self.nanoseconds(fenceSpacing)
