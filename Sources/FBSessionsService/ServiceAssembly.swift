@@ -166,7 +166,8 @@ public final class ServiceAssembly: Sendable {
             let statistics = cache.currentStatistics
             return [([("outcome", "hit")], Double(statistics.hits)), ([("outcome", "miss")], Double(statistics.misses)),
                     ([("outcome", "bypassed")], Double(statistics.bypassed)),
-                    ([("outcome", "refused_fill")], Double(statistics.refusedFills))]
+                    ([("outcome", "refused_fill")], Double(statistics.refusedFills)),
+                    ([("outcome", "not_admitted")], Double(statistics.notAdmitted))]
         }
         metrics.gauge("fbs_cache_size", help: "Exact cache entries and their estimated bytes.") {
             let statistics = cache.currentStatistics

@@ -35,6 +35,9 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         /// Reads from the database whose answer was not kept because an announcement came in meanwhile (or the
         /// listener was not current).
         public var refusedFills = 0
+        /// Reads from the database not kept because the cache was full and their key was new (``ClockCache``'s
+        /// doorkeeper: a key gets in on its second try).
+        public var notAdmitted = 0
         public var fencesSent = 0
         /// Requests answered without the cache because their fence was lost or timed out, or the listener was
         /// not current.
@@ -407,7 +410,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
                 statistics.refusedFills += 1
                 return
             }
-            entries.set(entry, for: key, bytes: bytes)
+            if !entries.set(entry, for: key, bytes: bytes) { statistics.notAdmitted += 1 }
         }
     }
 

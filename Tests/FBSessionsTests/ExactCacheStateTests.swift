@@ -140,8 +140,8 @@ struct ClockCacheTests {
         #expect(cache.bytes <= 100 && cache.count == 10)
         cache.set("huge", for: 999, bytes: 101)
         #expect(cache.value(for: 999) == nil, "a value larger than the capacity is not kept")
-        cache.remove(49)
-        #expect(cache.value(for: 49) == nil && cache.bytes == 90)
+        cache.remove(9)
+        #expect(cache.value(for: 9) == nil && cache.bytes == 90)
         cache.removeAll()
         #expect(cache.count == 0 && cache.bytes == 0)
     }
@@ -154,6 +154,42 @@ struct ClockCacheTests {
             cache.set(cold, for: cold, bytes: 1)
         }
         #expect(cache.count == 10)
+    }
+
+    @Test func aFullCacheTakesANewKeyOnlyOnItsSecondTry() {
+        var cache = ClockCache<Int, Int>(capacity: 4)
+        for key in 0..<4 {
+            let stored = cache.set(key, for: key, bytes: 1)
+            #expect(stored, "room left: \(key) is stored at once")
+        }
+        let first = cache.set(10, for: 10, bytes: 1)
+        #expect(!first && !cache.contains(10), "full: a new key is refused once")
+        let kept = (0..<4).allSatisfy { cache.contains($0) }
+        #expect(cache.count == 4 && kept, "and evicts nothing")
+        let second = cache.set(10, for: 10, bytes: 1)
+        #expect(second && cache.contains(10), "its second try gets in")
+        #expect(cache.count == 4 && cache.bytes == 4)
+        let replaced = cache.set(-1, for: 10, bytes: 1)
+        let value = cache.value(for: 10)
+        #expect(replaced && value == -1, "a held key is replaced at once")
+        let others = [cache.set(11, for: 11, bytes: 1), cache.set(12, for: 12, bytes: 1)]
+        #expect(others == [false, false])
+        let again = cache.set(11, for: 11, bytes: 1)
+        #expect(again, "a refusal is remembered past other refusals")
+        cache.removeAll()
+        for key in 0..<4 { cache.set(key, for: key, bytes: 1) }
+        let afterEmptying = cache.set(12, for: 12, bytes: 1)
+        #expect(!afterEmptying, "emptying the cache forgets the refusals")
+    }
+
+    @Test func aScanOfKeysReadOnceEvictsAlmostNothing() {
+        var cache = ClockCache<Int, Int>(capacity: 1000)
+        for key in 0..<1000 { cache.set(key, for: key, bytes: 1) }
+        var stored = 0
+        for key in 1000..<101_000 where cache.set(key, for: key, bytes: 1) { stored += 1 }
+        let survivors = (0..<1000).filter { cache.contains($0) }.count
+        #expect(stored < 100, "\(stored) of 100,000 keys read once were stored")
+        #expect(survivors > 900, "\(survivors) of the first 1,000 entries are left")
     }
 }
 
