@@ -203,9 +203,8 @@ static void run_threaded(int threads) {
 
 /* --- fused: one loop per thread -------------------------------------------------------------------------- */
 
-static void *fused_loop(void *argument) {
-    struct fence_source *source = argument;
-    source->wake_pipe[0] = source->wake_pipe[1] = -1;
+/* A non-blocking socket listening on 127.0.0.1:PORT beside the other loops' (SO_REUSEPORT spreads connections). */
+static int listen_on_shared_port(void) {
     int listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     int one = 1;
     setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -214,6 +213,13 @@ static void *fused_loop(void *argument) {
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (bind(listen_fd, (struct sockaddr *)&address, sizeof address) != 0 || listen(listen_fd, 1024) != 0)
         fail("bind");
+    return listen_fd;
+}
+
+static void *fused_loop(void *argument) {
+    struct fence_source *source = argument;
+    source->wake_pipe[0] = source->wake_pipe[1] = -1;
+    int listen_fd = listen_on_shared_port();
     struct MHD_Daemon *daemon = MHD_start_daemon(
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO, 0, NULL, NULL, answer, source,
         MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)24 * 1024,
@@ -241,12 +247,13 @@ static void *fused_loop(void *argument) {
     return NULL;
 }
 
-static void run_fused(int threads) {
+/* Runs `loop` on THREADS threads, each with its own fence connection, until a signal. */
+static void run_loops(int threads, void *(*loop)(void *)) {
     pthread_t loops[64];
     struct fence_source *sources = calloc((size_t)threads, sizeof *sources);
     for (int i = 0; i < threads; i++) {
         connect_source(&sources[i], i);
-        pthread_create(&loops[i], NULL, fused_loop, &sources[i]);
+        pthread_create(&loops[i], NULL, loop, &sources[i]);
     }
     while (!stopping) pause();
     for (int i = 0; i < threads; i++) pthread_join(loops[i], NULL);
@@ -292,14 +299,7 @@ static int own_serve(struct own_connection *connection, struct own_connection **
 
 static void *own_loop(void *argument) {
     struct fence_source *source = argument;
-    int listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-    int one = 1;
-    setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    setsockopt(listen_fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(listen_fd, (struct sockaddr *)&address, sizeof address) != 0 || listen(listen_fd, 1024) != 0)
-        fail("bind");
+    int listen_fd = listen_on_shared_port();
     int loop = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event listening = {.events = EPOLLIN, .data.ptr = NULL};
     struct epoll_event pg = {.events = EPOLLIN, .data.ptr = source};
@@ -328,7 +328,8 @@ static void *own_loop(void *argument) {
             if (tag == NULL) {
                 int fd;
                 while ((fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
-                    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                    int nodelay = 1;
+                    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
                     struct own_connection *connection = calloc(1, sizeof *connection);
                     connection->fd = fd;
                     struct epoll_event event = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = connection};
@@ -387,17 +388,6 @@ static void *own_loop(void *argument) {
     return NULL;
 }
 
-static void run_own(int threads) {
-    pthread_t loops[64];
-    struct fence_source *sources = calloc((size_t)threads, sizeof *sources);
-    for (int i = 0; i < threads; i++) {
-        connect_source(&sources[i], i);
-        pthread_create(&loops[i], NULL, own_loop, &sources[i]);
-    }
-    while (!stopping) pause();
-    for (int i = 0; i < threads; i++) pthread_join(loops[i], NULL);
-}
-
 static void on_signal(int signal_number) {
     (void)signal_number;
     stopping = 1;
@@ -420,9 +410,9 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "threaded") == 0) {
         run_threaded(threads);
     } else if (strcmp(argv[1], "fused") == 0) {
-        run_fused(threads);
+        run_loops(threads, fused_loop);
     } else if (strcmp(argv[1], "own") == 0) {
-        run_own(threads);
+        run_loops(threads, own_loop);
     } else {
         fail("the design is threaded, fused or own");
     }

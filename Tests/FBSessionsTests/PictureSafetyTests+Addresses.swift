@@ -109,7 +109,7 @@ extension PictureSafetyTests {
     @Test func redirectsToOtherHostsOrPrivateAddressesAreRefusedWithoutAConnection() async throws {
         let target = try ScriptedPeer { _ in .respond(status: 200, headers: [("Content-Type", "image/gif")], body: ScriptedCDN.gif) }
         defer { target.stop() }
-        let next = LockedValue("/")
+        let next = LockedBox("/")
         let origin = try ScriptedPeer { _ in .redirect(to: next.value) }
         defer { origin.stop() }
         let dns = FakeDNS(Self.dns)
@@ -160,16 +160,5 @@ extension PictureSafetyTests {
             "2606:4700::1111", "::ffff:157.240.1.35", "64:ff9b::9df0:123", "2002:9df0:123::",
         ]
         for address in open { #expect(PictureAddressRule.isPublic(address), "\(address)") }
-    }
-}
-
-/// A value shared with a peer's script.
-final class LockedValue<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
     }
 }

@@ -161,14 +161,3 @@ import TestSupport
         harness.keyringText.split(separator: ":", maxSplits: 1).last.map(String.init) ?? ""
     }
 }
-
-/// A value shared with a detached task (test only).
-private final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-}

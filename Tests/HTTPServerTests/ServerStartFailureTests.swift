@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Testing
+import TestSupport
 
 private struct NothingHandler: RequestHandler {
     func inspect(_ head: RequestHead) -> HeadDecision<Void> {
@@ -28,8 +29,8 @@ struct ServerStartFailureTests {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.threads = 1 << 31
-        let stop = Atomic(false)
-        let lost = Atomic(0)
+        let stop = LockedBox(false)
+        let lost = LockedBox(0)
         let opener = Thread {
             while !stop.value {
                 let descriptors = (0..<8).map { _ in open("/dev/null", O_RDONLY | O_CLOEXEC) }
@@ -56,17 +57,3 @@ struct ServerStartFailureTests {
     }
 }
 
-/// A value shared between the test and its thread, under a lock.
-private final class Atomic<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-
-    func update(_ change: (inout Value) -> Void) { lock.withLock { change(&stored) } }
-}
