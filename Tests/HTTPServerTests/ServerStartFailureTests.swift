@@ -25,7 +25,11 @@ struct ServerStartFailureTests {
     ///
     /// Here libmicrohttpd cannot start for want of memory for a pool of 2^31 workers, over and over, while another
     /// thread keeps opening descriptors and checks that each is still open when it closes it.
-    @Test func aFailedStartClosesTheListeningSocketOnlyOnce() async throws {
+    ///
+    /// Not under AddressSanitizer: its allocator reports a request that large as an error instead of failing it,
+    /// and CI fails on any report. So CI's sanitized run skips it, and the plain `scripts/test` runs it.
+    @Test(.disabled(if: addressSanitizerIsActive, "AddressSanitizer reports the impossible allocation"))
+    func aFailedStartClosesTheListeningSocketOnlyOnce() async throws {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.threads = 1 << 31
@@ -57,3 +61,7 @@ struct ServerStartFailureTests {
     }
 }
 
+/// Whether this process runs under AddressSanitizer: its options are set (CI's sanitized run always sets them), or
+/// its runtime is linked in.
+private let addressSanitizerIsActive =
+    ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil || dlsym(nil, "__asan_init") != nil
