@@ -52,6 +52,8 @@ public final class EventNotifications: Sendable {
                 dispatcher?.wake()
             case .disconnected:
                 logger.warning("event listener lost its database connection; reconnecting")
+            case .fence:
+                return
             }
         }
         if let cache {

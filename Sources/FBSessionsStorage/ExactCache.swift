@@ -12,10 +12,12 @@ import Postgres
 /// - **Invalidation.** Triggers announce every change to `sessions`, `owners`, `api_keys` and `picture_cache` on
 ///   `fbs_changes`, in the transaction that makes it (migrations 0008 and 0009). The event listener's connection
 ///   (past any pooler) hands each announcement to ``handle(_:)``, which drops the entries it names.
-/// - **The fence.** Before answering, a request waits for a fence: a `NOTIFY` on this instance's own channel, sent
-///   on the listener's connection after the request arrived. PostgreSQL hands a listener notifications in commit
-///   order, so when the fence comes back every announcement of a change committed before the request arrived has
-///   been handled. One fence answers every request waiting when it was sent (``FenceQueue``).
+/// - **The fence.** Before answering, a request waits for a fence sent on the listener's connection after the
+///   request arrived: a plain query, which a listening PostgreSQL 15 backend answers only after handing out the
+///   notifications of every commit acknowledged before it (a `NOTIFY` on this instance's own channel on older
+///   servers, which comes back in commit order). So when the fence comes back every announcement of a change
+///   committed before the request arrived has been handled. One fence answers every request waiting when it was
+///   sent (``FenceQueue``).
 /// - **Fills.** A read from the database fills the cache only if no announcement of that entry was handled since
 ///   the read began and the listener was current and stayed connected (``InvalidationLog``).
 /// - **Not current, nothing served.** Until a fence has come back on the listener's connection, after the
@@ -50,7 +52,8 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// The channel the triggers announce changes on.
     public static let changeChannel = "fbs_changes"
 
-    /// This instance's fence channel (random, so that other instances never receive its fences).
+    /// This instance's fence channel (random, so that other instances never receive its fences), used when the
+    /// listener fences by `NOTIFY` (a server before PostgreSQL 15; `PostgresListener.FenceMethod`).
     public let fenceChannel: String
     /// How long a sent fence may take, in nanoseconds.
     private let fenceTimeout: UInt64
@@ -165,12 +168,13 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     // MARK: The listener's side
 
-    /// Handles a signal of the listener whose channels include ``changeChannel`` and ``fenceChannel``.
+    /// Handles a signal of the listener whose channels include ``changeChannel`` and whose fence channel is
+    /// ``fenceChannel``.
     public func handle(_ signal: PostgresListener.Signal) {
         switch signal {
         case .notification(let channel, let payload) where channel == Self.changeChannel:
             invalidate(payload)
-        case .notification(let channel, let payload) where channel == fenceChannel:
+        case .fence(let payload):
             guard let token = UInt64(payload) else { return }
             let effects = lock.withLock { () -> FenceQueue.Effects in
                 let (expected, effects) = fences.returned(token)

@@ -133,6 +133,11 @@ public final class PostgresConnection {
         return PQstatus(handle) == CONNECTION_OK
     }
 
+    /// The server's version as a number (`PQserverVersion`: 150004 for 15.4), or 0 when the connection is closed.
+    public var serverVersion: Int {
+        handle.map { Int(PQserverVersion($0)) } ?? 0
+    }
+
     /// Runs one statement and returns its rows.
     ///
     /// - Parameter query: The statement and its parameters.

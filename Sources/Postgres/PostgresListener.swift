@@ -33,6 +33,23 @@ public final class PostgresListener: Sendable {
         /// Listening again after a lost connection or a failed first attempt. Notifications sent meanwhile
         /// were not received: check for whatever they would have announced.
         case reconnected
+        /// The fence sent for `token` (``PostgresListener/sendFence(_:)``) came back: every notification of a
+        /// transaction that committed before the fence was sent has been handed out before this signal.
+        case fence(token: String)
+    }
+
+    /// How a fence is sent (``Configuration/fenceMethod``; docs/caching.md, "The fence, and why it proves
+    /// enough").
+    public enum FenceMethod: Sendable, Equatable {
+        /// A plain query (`SELECT 1`) on the listening connection. From PostgreSQL 15 on, a listening backend
+        /// that was signalled about a commit hands out that commit's notifications before it reports the query
+        /// done, and the committer signals before its own client hears of the commit. The query takes no
+        /// transaction id, writes no WAL, takes no lock and wakes no other backend.
+        case query
+        /// `NOTIFY` on ``Configuration/fenceChannel``, which comes back after the notifications of every earlier
+        /// commit (commit order). Each one takes a transaction id, writes a commit record, takes the cluster-wide
+        /// notify lock and wakes every listening backend of the database, other instances' included.
+        case notify
     }
 
     /// The settings of the listener.
@@ -74,13 +91,11 @@ public final class PostgresListener: Sendable {
         loop.isListening
     }
 
-    /// Sends `NOTIFY <fenceChannel>, '<token>'` on the listener's own connection, from its thread, as soon as it
-    /// can; the notification then comes back through the callback like any other. Because PostgreSQL hands a
-    /// listener the notifications of committed transactions in commit order, by the time the fence comes back
-    /// every notification of a transaction that committed before the fence was sent has been handed out
-    /// (docs/caching.md, "The fence, and why it proves enough"). A request made while another is waiting to be
-    /// sent replaces it; one made while the connection is down is sent once it is back. Needs
-    /// ``Configuration/fenceChannel``.
+    /// Sends a fence on the listener's own connection, from its thread, as soon as it can (``FenceMethod``); the
+    /// callback gets ``Signal/fence(token:)`` once every notification of a transaction that committed before the
+    /// fence was sent has been handed out (docs/caching.md, "The fence, and why it proves enough"). A request made
+    /// while another is waiting to be sent replaces it; one made while the connection is down is sent once it is
+    /// back. Needs ``Configuration/fenceChannel``.
     ///
     /// - Parameter token: Decimal digits, at most 20 (a programming error otherwise).
     public func sendFence(_ token: String) {
@@ -108,10 +123,14 @@ extension PostgresListener {
         public var connectionString: String
         /// The channels to `LISTEN` on.
         public var channels: [String]
-        /// A channel of this listener's own for ``PostgresListener/sendFence(_:)``, listened to like the others;
-        /// with one, the connection also runs with `synchronous_commit = off` (a fence needs no durability, and
-        /// must not wait for a disk flush). Default none.
+        /// A channel of this listener's own for ``PostgresListener/sendFence(_:)``: with one, the listener sends
+        /// fences. When they go by ``FenceMethod/notify`` it listens on the channel too, and the connection runs
+        /// with `synchronous_commit = off` (a fence needs no durability, and must not wait for a disk flush).
+        /// Default none.
         public var fenceChannel: String?
+        /// How fences are sent; nil (the default): by query when the server is PostgreSQL 15 or later, else by
+        /// `NOTIFY`. Decided again on every connection, so a failover to another version is followed.
+        public var fenceMethod: FenceMethod?
         /// `application_name` of the connection, to find it in `pg_stat_activity`. Default
         /// `fbsessiond-listener`.
         public var applicationName: String?
@@ -165,6 +184,7 @@ extension PostgresListener {
         /// The settings without the connection string.
         public var description: String {
             "PostgresListener.Configuration(channels: \(channels), fenceChannel: \(fenceChannel ?? "none"), "
+                + "fenceMethod: \(fenceMethod.map { "\($0)" } ?? "by server version"), "
                 + "applicationName: \(applicationName ?? "default"), "
                 + "connectTimeout: \(connectTimeout), keepaliveInterval: \(keepaliveInterval), "
                 + "pingTimeout: \(pingTimeout), "

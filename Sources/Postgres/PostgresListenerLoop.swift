@@ -26,6 +26,8 @@ final class PostgresListenerLoop: @unchecked Sendable {
     /// `pipe` fails (no descriptors left), both are -1 and the thread wakes every 100 ms to check instead.
     private let wakeRead: Int32
     private let wakeWrite: Int32
+    /// How fences go on the current connection (decided in `connect()`; the thread's only).
+    private var fenceMethod = PostgresListener.FenceMethod.notify
 
     init(configuration: PostgresListener.Configuration, onSignal: @escaping @Sendable (PostgresListener.Signal) -> Void)
     {
@@ -149,9 +151,12 @@ final class PostgresListenerLoop: @unchecked Sendable {
                 try connection.simpleQuery(unsafeSQL: "LISTEN \"\(channel)\"")
             }
             if let fence = configuration.fenceChannel {
-                // Checked like the channels; see `fenceChannel` for the commit setting.
-                try connection.simpleQuery(unsafeSQL: "LISTEN \"\(fence)\"")
-                try connection.simpleQuery(unsafeSQL: "SET synchronous_commit = off")
+                fenceMethod = configuration.fenceMethod ?? Self.fenceMethod(serverVersion: connection.serverVersion)
+                if fenceMethod == .notify {
+                    // Checked like the channels; see `fenceChannel` for the commit setting.
+                    try connection.simpleQuery(unsafeSQL: "LISTEN \"\(fence)\"")
+                    try connection.simpleQuery(unsafeSQL: "SET synchronous_commit = off")
+                }
             }
             return connection
         } catch {
@@ -173,13 +178,16 @@ final class PostgresListenerLoop: @unchecked Sendable {
                 return state.fence
             }) {
                 // Bounded like a ping. The token is digits (PostgresListener.sendFence) and the channel was checked.
-                guard (try? connection.simpleQuery(unsafeSQL: "SELECT pg_notify('\(fence)', '\(token)')")) != nil,
-                    connection.isUsable
-                else {
+                let statement = fenceMethod == .query ? "SELECT 1" : "SELECT pg_notify('\(fence)', '\(token)')"
+                guard (try? connection.simpleQuery(unsafeSQL: statement)) != nil, connection.isUsable else {
                     state.withLock { $0.fence = $0.fence ?? token }  // Sent again on the next connection.
                     return
                 }
+                // Every notification the server sent before its answer, first (a NOTIFY fence among them).
                 drain(handle)
+                if fenceMethod == .query {
+                    onSignal(.fence(token: token))
+                }
                 quietSince = ContinuousClock.now
                 continue
             }
@@ -211,8 +219,18 @@ final class PostgresListenerLoop: @unchecked Sendable {
             let channel = notify.pointee.relname.map { String(cString: $0) } ?? ""
             let payload = notify.pointee.extra.map { String(cString: $0) } ?? ""
             PQfreemem(notify)
-            onSignal(.notification(channel: channel, payload: payload))
+            if channel == configuration.fenceChannel {
+                onSignal(.fence(token: payload))
+            } else {
+                onSignal(.notification(channel: channel, payload: payload))
+            }
         }
+    }
+
+    /// Fences by query from PostgreSQL 15 on (`PostgresListener.FenceMethod.query`), by `NOTIFY` before: older
+    /// servers may hand out another session's notifications only after reporting a query done.
+    static func fenceMethod(serverVersion: Int) -> PostgresListener.FenceMethod {
+        serverVersion >= 150_000 ? .query : .notify
     }
 
     private enum WaitResult {

@@ -219,14 +219,14 @@ struct ExactCacheSignalTests {
             return
         }
         #expect(await cache.fence() == false, "not current before a fence came back")
-        cache.handle(.notification(channel: cache.fenceChannel, payload: probe))
+        cache.handle(.fence(token: probe))
 
         let mark = cache.mark()
         cache.fill(session("ses_a"), since: mark)
         cache.fillLiveKey("k1", since: mark)
         async let passed = cache.fence()
         while fences.count < 2 { await Task.yield() }
-        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        cache.handle(.fence(token: fences.last!))
         #expect(await passed)
         #expect(cache.session(id: "ses_a", appID: "app_1")?.id == "ses_a")
         #expect(cache.session(id: "ses_a", appID: "app_2") == nil, "another app's request never gets it")
@@ -254,7 +254,7 @@ struct ExactCacheSignalTests {
         let cache = ExactCache(capacity: 1 << 20, fenceTimeout: .milliseconds(50))
         let fences = Fences()
         cache.attach(sendFence: fences.send)
-        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        cache.handle(.fence(token: fences.last!))
         let started = ContinuousClock.now
         #expect(await cache.fence() == false)
         #expect(ContinuousClock.now - started < .seconds(5))
@@ -279,16 +279,16 @@ struct ExactCacheSignalTests {
         cache.attach(sendFence: fences.send)
         cache.wait(passes.add)
         #expect(passes.all.count == 2 && passes.all[1] == nil, "not current yet")
-        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        cache.handle(.fence(token: fences.last!))
 
         cache.wait(passes.add)  // Sends a fence.
         cache.wait(passes.add)  // Arrived after it was sent: needs the next one,
         cache.wait(passes.add)  // and shares it with this one.
         #expect(passes.all.count == 2, "parked until a fence sent after the wait comes back")
-        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        cache.handle(.fence(token: fences.last!))
         #expect(passes.all.count == 3, "the first fence answers the first wait only")
         #expect(fences.count == 3, "and the next is sent at once for the other two")
-        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        cache.handle(.fence(token: fences.last!))
         let answered = passes.all.suffix(from: 2)
         #expect(answered.count == 3)
         for pass in answered {
@@ -306,14 +306,14 @@ struct ExactCacheSignalTests {
         let fences = Fences()
         let passes = Passes()
         cache.attach(sendFence: fences.send)
-        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        cache.handle(.fence(token: fences.last!))
         let started = ContinuousClock.now
         cache.wait(passes.add)
         cache.wait(passes.add)
         #expect(fences.count == 1, "held back: the last fence went out less than the spacing ago")
         while fences.count < 2, ContinuousClock.now - started < .seconds(5) { await Task.yield() }
         #expect(ContinuousClock.now - started >= .milliseconds(250))
-        cache.handle(.notification(channel: cache.fenceChannel, payload: fences.last!))
+        cache.handle(.fence(token: fences.last!))
         #expect(passes.all.count == 2 && passes.all.allSatisfy { $0?.covers(cache) == true }, "both rode on it")
         #expect(fences.count == 2)
     }
