@@ -5,9 +5,10 @@
  * Two paths on one libmicrohttpd responder:
  *   GET /healthz  answered at once ({"status":"ok"}), as bench/minimal-mhd.c does;
  *   GET /fenced   answered with the same bytes, but only after a fence sent after the request arrived came back:
- *                 a `SELECT pg_notify(<own channel>, '')` on a connection that LISTENs on that channel. One fence
- *                 answers every request parked while it was out; requests parked meanwhile wait for the next one.
- *                 This is the exact cache's fence (docs/caching.md) without the cache.
+ *                 a `SELECT 1` on a connection that LISTENs (PROBE_FENCE=notify: a `SELECT pg_notify(<own
+ *                 channel>, '')` that comes back to it, the method before PostgreSQL 15). One fence answers every
+ *                 request parked while it was out; requests parked meanwhile wait for the next one. This is the
+ *                 exact cache's fence (docs/caching.md) without the cache.
  *
  * Designs (argv[1]):
  *   threaded  what fbsessiond does today: libmicrohttpd's own epoll threads (a pool of THREADS), a parked request
@@ -21,6 +22,7 @@
  *
  * PROBE_PREPARED (set, threaded and fused designs): the fence is a statement prepared once per connection instead
  * of a simple query, parsed and planned each time.
+ * PROBE_FENCE=notify: fences by NOTIFY, as on servers before PostgreSQL 15 (default: by query).
  *
  * Build: gcc -O2 -o fence-probe bench/fence-probe.c -pthread $(pkg-config --cflags --libs libmicrohttpd libpq)
  * Run:   fence-probe threaded|fused|own PORT THREADS CONNINFO     (127.0.0.1; stops on SIGINT or SIGTERM)
@@ -50,6 +52,7 @@ static struct MHD_Response *fixed;
 static volatile sig_atomic_t stopping;
 static int port;
 static const char *conninfo;
+static int notify_fences; /* PROBE_FENCE=notify: a fence is a NOTIFY that comes back; else a plain query */
 
 /* Parked connections of one fence source: those waiting for the fence in flight, and those for the next one. */
 struct fence_source {
@@ -77,7 +80,8 @@ static void connect_source(struct fence_source *source, int index) {
     if (PQresultStatus(result) != PGRES_COMMAND_OK) fail(PQerrorMessage(source->pg));
     PQclear(result);
     PQclear(PQexec(source->pg, "SET synchronous_commit = off"));
-    PGresult *prepared = PQprepare(source->pg, "fence", "SELECT pg_notify($1, '')", 1, NULL);
+    PGresult *prepared =
+        PQprepare(source->pg, "fence", notify_fences ? "SELECT pg_notify($1, '')" : "SELECT $1::text", 1, NULL);
     if (PQresultStatus(prepared) != PGRES_COMMAND_OK) fail(PQerrorMessage(source->pg));
     PQclear(prepared);
     if (PQsetnonblocking(source->pg, 1) != 0) fail("PQsetnonblocking");
@@ -100,30 +104,42 @@ static void send_fence_if_due(struct fence_source *source) {
         if (!PQsendQueryPrepared(source->pg, "fence", 1, values, NULL, NULL, 0)) fail(PQerrorMessage(source->pg));
     } else {
         char sql[128];
-        snprintf(sql, sizeof sql, "SELECT pg_notify('%s', '')", source->channel);
+        if (notify_fences) snprintf(sql, sizeof sql, "SELECT pg_notify('%s', '')", source->channel);
+        else snprintf(sql, sizeof sql, "SELECT 1");
         if (!PQsendQuery(source->pg, sql)) fail(PQerrorMessage(source->pg));
     }
     while (PQflush(source->pg) == 1) {}
     source->in_flight = 1;
 }
 
-/* Reads what the connection has; returns how many parked connections a returned fence resumed. */
+/* Resumes the requests riding on the fence that came back. */
+static int fence_returned(struct fence_source *source) {
+    for (int i = 0; i < source->riding_count; i++) MHD_resume_connection(source->riding[i]);
+    int resumed = source->riding_count;
+    source->riding_count = 0;
+    source->in_flight = 0;
+    return resumed;
+}
+
+/* Reads what the connection has; returns how many parked connections a returned fence resumed. A query fence is
+ * back when its query is done (the notifications before its answer are read first); a NOTIFY fence when its
+ * notification is. */
 static int read_source(struct fence_source *source) {
     if (!PQconsumeInput(source->pg)) fail(PQerrorMessage(source->pg));
+    int done = 0;
     while (!PQisBusy(source->pg)) {
         PGresult *result = PQgetResult(source->pg);
         if (result == NULL) break;
+        done = 1;
         PQclear(result);
     }
-    int resumed = 0;
+    int resumed = 0, notified = 0;
     PGnotify *notify;
     while ((notify = PQnotifies(source->pg)) != NULL) {
         PQfreemem(notify);
-        for (int i = 0; i < source->riding_count; i++) MHD_resume_connection(source->riding[i]);
-        resumed += source->riding_count;
-        source->riding_count = 0;
-        source->in_flight = 0;
+        notified = 1;
     }
+    if (source->in_flight && (notify_fences ? notified : done)) resumed = fence_returned(source);
     return resumed;
 }
 
@@ -319,7 +335,8 @@ static void *own_loop(void *argument) {
     unsigned long sent = 0, returned = 0;
     if (depth > 1 && !PQenterPipelineMode(source->pg)) fail("PQenterPipelineMode");
     char sql[128];
-    snprintf(sql, sizeof sql, "SELECT pg_notify('%s', $1)", source->channel);
+    if (notify_fences) snprintf(sql, sizeof sql, "SELECT pg_notify('%s', $1)", source->channel);
+    else snprintf(sql, sizeof sql, "SELECT $1::text");
     while (!stopping) {
         struct epoll_event events[256];
         int ready = epoll_wait(loop, events, 256, 100);
@@ -337,13 +354,20 @@ static void *own_loop(void *argument) {
                 }
             } else if (tag == source) {
                 if (!PQconsumeInput(source->pg)) fail(PQerrorMessage(source->pg));
+                int answered = 0; /* query fences whose answer came: one result with rows each */
                 for (int spins = 0; spins < 64 && !PQisBusy(source->pg); spins++) {
                     PGresult *result = PQgetResult(source->pg); /* NULL between a pipeline's results */
-                    if (result != NULL) PQclear(result);
+                    if (result == NULL) continue;
+                    if (PQresultStatus(result) == PGRES_TUPLES_OK) answered++;
+                    PQclear(result);
                 }
+                int notified = 0;
                 PGnotify *notify;
                 while ((notify = PQnotifies(source->pg)) != NULL) {
                     PQfreemem(notify);
+                    notified++;
+                }
+                for (int back = notify_fences ? notified : answered; back > 0 && in_flight > 0; back--) {
                     struct own_connection **riding = batches[returned % (unsigned long)depth];
                     int count = batch_counts[returned % (unsigned long)depth];
                     batch_counts[returned % (unsigned long)depth] = 0;
@@ -394,6 +418,7 @@ static void on_signal(int signal_number) {
 }
 
 int main(int argc, char **argv) {
+    notify_fences = getenv("PROBE_FENCE") != NULL && strcmp(getenv("PROBE_FENCE"), "notify") == 0;
     if (argc != 5) {
         fprintf(stderr, "usage: fence-probe threaded|fused|own PORT THREADS CONNINFO\n");
         return 2;
