@@ -50,6 +50,9 @@ public final class Server: @unchecked Sendable {
         if threads > 1 {
             options += [MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(threads)]
         }
+        if configuration.threadStackSize > 0 {
+            options += [MHD_OPTION.THREAD_STACK_SIZE.rawValue, configuration.threadStackSize]
+        }
         options.append(MHD_OPTION.END.rawValue)
         // Handed over before the call, not after it succeeds: libmicrohttpd closes the socket itself when it fails
         // to start (a worker's epoll set, its wake-up channel or thread, memory), and a second close here would

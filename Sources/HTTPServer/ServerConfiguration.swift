@@ -30,6 +30,9 @@ public struct ServerConfiguration: Sendable {
     public var threads: Int = 0
     /// The listen backlog. Default 1024.
     public var backlog: Int = 1024
+    /// Stack size of libmicrohttpd's threads in bytes; 0 (the default) leaves the system's. Tests use a size no
+    /// thread can get, to make a start fail.
+    public var threadStackSize: Int = 0
 
     /// Creates a configuration with the defaults.
     public init() {}
