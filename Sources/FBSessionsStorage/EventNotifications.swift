@@ -62,6 +62,12 @@ public final class EventNotifications: Sendable {
         }
     }
 
+    /// How the cache's fences go on the listener's current connection; nil while it is not listening, or without
+    /// a cache.
+    public var fenceMethod: PostgresListener.FenceMethod? {
+        listener.fenceMethod
+    }
+
     /// Connects and listens in the background.
     public func start() {
         listener.start()

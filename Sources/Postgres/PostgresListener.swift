@@ -91,6 +91,12 @@ public final class PostgresListener: Sendable {
         loop.isListening
     }
 
+    /// How fences go on the current connection (``Configuration/fenceMethod``, or the server version's choice);
+    /// nil while not listening, or without a fence channel.
+    public var fenceMethod: FenceMethod? {
+        loop.currentFenceMethod
+    }
+
     /// Sends a fence on the listener's own connection, from its thread, as soon as it can (``FenceMethod``); the
     /// callback gets ``Signal/fence(token:)`` once every notification of a transaction that committed before the
     /// fence was sent has been handed out (docs/caching.md, "The fence, and why it proves enough"). A request made

@@ -16,6 +16,8 @@ final class PostgresListenerLoop: @unchecked Sendable {
         var thread: Thread?
         /// A fence token waiting to be sent (``PostgresListener/sendFence(_:)``).
         var fence: String?
+        /// How fences go on the current connection; nil while not listening or without a fence channel.
+        var fenceMethod: PostgresListener.FenceMethod?
     }
 
     private let configuration: PostgresListener.Configuration
@@ -26,7 +28,7 @@ final class PostgresListenerLoop: @unchecked Sendable {
     /// `pipe` fails (no descriptors left), both are -1 and the thread wakes every 100 ms to check instead.
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    /// How fences go on the current connection (decided in `connect()`; the thread's only).
+    /// How fences go on the current connection (decided in `connect()`; the thread's only, published in `state`).
     private var fenceMethod = PostgresListener.FenceMethod.notify
 
     init(configuration: PostgresListener.Configuration, onSignal: @escaping @Sendable (PostgresListener.Signal) -> Void)
@@ -55,6 +57,10 @@ final class PostgresListenerLoop: @unchecked Sendable {
 
     var isListening: Bool {
         state.withLock { $0.listening }
+    }
+
+    var currentFenceMethod: PostgresListener.FenceMethod? {
+        state.withLock { $0.fenceMethod }
     }
 
     func start() {
@@ -121,13 +127,20 @@ final class PostgresListenerLoop: @unchecked Sendable {
                 continue
             }
             delay = configuration.initialReconnectDelay
-            state.withLock { $0.listening = true }
+            let method = configuration.fenceChannel == nil ? nil : fenceMethod
+            state.withLock { state in
+                state.listening = true
+                state.fenceMethod = method
+            }
             if missedNotifications {
                 onSignal(.reconnected)
             }
             listen(on: connection)
             connection.close()
-            state.withLock { $0.listening = false }
+            state.withLock { state in
+                state.listening = false
+                state.fenceMethod = nil
+            }
             if isStopping {
                 return
             }

@@ -122,6 +122,15 @@ import TestSupport
                            #"fbs_http_request_duration_seconds_bucket{route="/v1/app",le="+Inf"} 1"#] {
                 #expect(metrics.contains(series))
             }
+            if metrics.contains("fbs_cache_fences") {
+                // With a cache (FBS_CACHE_BYTES not 0), its fences are plain queries on this PostgreSQL 15 server once
+                // the listener is up.
+                #expect(eventually {
+                    let now = (try? Self.get(port, "/metrics").text) ?? ""
+                    return now.contains(#"fbs_cache_fence_method{method="query"} 1"#)
+                        && now.contains(#"fbs_cache_fence_method{method="notify"} 0"#)
+                })
+            }
             let revoke = try Self.run(["key", "revoke", String(key.output.split(separator: " ")[2])], environment: environment)
             #expect(revoke.status == 0)
             #expect(try Self.get(port, "/v1/app", key: key.lastLine).status == 401)

@@ -36,6 +36,7 @@ struct ListenerFenceTests {
         listener.start()
         defer { listener.stop() }
         #expect(await TestDatabase.eventually { listener.isListening })
+        #expect(listener.fenceMethod == method)
         let writer = try PostgresConnection(connectionString: url)
         defer { writer.close() }
         let noise = Task.detached {
@@ -90,6 +91,7 @@ struct ListenerFenceTests {
             listener.sendFence(String(round))
             #expect(await TestDatabase.eventually(timeout: .seconds(5)) { seen.all.contains(.fence(token: String(round))) })
         }
+        #expect(listener.fenceMethod == .query)
         let last = try probe.query("SELECT query FROM pg_stat_activity WHERE application_name = \(name)")
         #expect(try last.map { try $0.decode("query", as: String.self) } == ["SELECT 1"])
     }
