@@ -28,8 +28,14 @@ struct ServerStartFailureTests {
     /// (An impossible allocation, 2^31 workers, failed the start as well, but AddressSanitizer reports such a request
     /// as an error instead of failing it; a thread whose stack cannot be mapped is refused quietly, so this runs in
     /// CI's sanitized run too.)
-    @Test(arguments: [1, 2])
-    func aFailedStartClosesTheListeningSocketOnlyOnce(threads: Int) async throws {
+    ///
+    /// With a pool (two threads), libmicrohttpd 0.9.75 itself leaks one descriptor per failed start: when its first
+    /// worker's thread cannot be made, it frees the pool without closing that worker's epoll set (daemon.c,
+    /// `thread_failed`). So the pool case makes 50 starts, not 2,000, and allows one descriptor each: 2,000 of them
+    /// once pushed the test process past 2,000 descriptors, where Foundation's `Process.run` reads past its buffer
+    /// while listing `/proc/self/fd` (an AddressSanitizer report in another suite). Without a pool nothing leaks.
+    @Test(arguments: [(threads: 1, starts: 2000), (threads: 2, starts: 50)])
+    func aFailedStartClosesTheListeningSocketOnlyOnce(threads: Int, starts: Int) async throws {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.threads = threads
@@ -44,9 +50,10 @@ struct ServerStartFailureTests {
                 }
             }
         }
+        let openBefore = openDescriptors()
         opener.start()
         var failures = 0
-        for _ in 0..<2000 {
+        for _ in 0..<starts {
             do {
                 let server = try Server(configuration: configuration, handler: NothingHandler())
                 server.shutdown(gracePeriod: 0)
@@ -57,7 +64,17 @@ struct ServerStartFailureTests {
         }
         stop.value = true
         while !opener.isFinished { usleep(1_000) }
-        #expect(failures == 2000, "libmicrohttpd started with 2^46-byte stacks \(2000 - failures) times")
+        #expect(failures == starts, "libmicrohttpd started with 2^46-byte stacks \(starts - failures) times")
         #expect(lost.value == 0, "\(lost.value) descriptors of another thread were closed under it")
+        let openAfter = openDescriptors()
+        let leakedByLibrary = threads > 1 ? starts : 0
+        #expect(
+            openAfter <= openBefore + leakedByLibrary + 16,
+            "\(starts) failed starts left \(openAfter - openBefore) descriptors open")
     }
+}
+
+/// The number of descriptors open in this process now.
+private func openDescriptors() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
 }
