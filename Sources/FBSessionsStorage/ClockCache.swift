@@ -58,8 +58,7 @@ struct ClockCache<Key: Hashable, Value> {
     /// - Returns: Whether the value was stored.
     @discardableResult
     mutating func set(_ value: Value, for key: Key, bytes size: Int) -> Bool {
-        let replacing = index[key] != nil
-        remove(key)
+        let replacing = remove(key)
         guard size <= capacity else { return false }
         if !replacing, bytes + size > capacity, !admitsOnSecondTry(key) { return false }
         while bytes + size > capacity, !index.isEmpty {
@@ -93,11 +92,15 @@ struct ClockCache<Key: Hashable, Value> {
     }
 
     /// Removes `key`'s value, if any.
-    mutating func remove(_ key: Key) {
-        guard let position = index.removeValue(forKey: key) else { return }
+    ///
+    /// - Returns: Whether there was one.
+    @discardableResult
+    mutating func remove(_ key: Key) -> Bool {
+        guard let position = index.removeValue(forKey: key) else { return false }
         bytes -= slots[position]!.bytes
         slots[position] = nil
         free.append(position)
+        return true
     }
 
     /// Removes everything.
