@@ -5,8 +5,9 @@
  * Two paths on one libmicrohttpd responder:
  *   GET /healthz  answered at once ({"status":"ok"}), as bench/minimal-mhd.c does;
  *   GET /fenced   answered with the same bytes, but only after a fence sent after the request arrived came back:
- *                 a `SELECT 1` on a connection that LISTENs (PROBE_FENCE=notify: a `SELECT pg_notify(<own
- *                 channel>, '')` that comes back to it, the method before PostgreSQL 15). One fence answers every
+ *                 a bare Sync message (libpq's pipeline mode) on a connection that LISTENs (PROBE_FENCE=query:
+ *                 `SELECT 1`; PROBE_FENCE=notify: a `SELECT pg_notify(<own channel>, '')` that comes back to it,
+ *                 the method before PostgreSQL 15). One fence answers every
  *                 request parked while it was out; requests parked meanwhile wait for the next one. This is the
  *                 exact cache's fence (docs/caching.md) without the cache.
  *
@@ -20,9 +21,9 @@
  *             connection in the same epoll set. A fence that comes back resumes its requests on the same thread,
  *             in the same turn, with no wake-up of another thread.
  *
- * PROBE_PREPARED (set, threaded and fused designs): the fence is a statement prepared once per connection instead
- * of a simple query, parsed and planned each time.
- * PROBE_FENCE=notify: fences by NOTIFY, as on servers before PostgreSQL 15 (default: by query).
+ * PROBE_PREPARED (set, threaded and fused designs, with PROBE_FENCE=query or notify): the fence is a statement
+ * prepared once per connection instead of a simple query, parsed and planned each time.
+ * PROBE_FENCE=query|notify: fences by `SELECT 1` or by NOTIFY (default: by a bare Sync, as the service does).
  *
  * Build: gcc -O2 -o fence-probe bench/fence-probe.c -pthread $(pkg-config --cflags --libs libmicrohttpd libpq)
  * Run:   fence-probe threaded|fused|own PORT THREADS CONNINFO     (127.0.0.1; stops on SIGINT or SIGTERM)
@@ -52,7 +53,8 @@ static struct MHD_Response *fixed;
 static volatile sig_atomic_t stopping;
 static int port;
 static const char *conninfo;
-static int notify_fences; /* PROBE_FENCE=notify: a fence is a NOTIFY that comes back; else a plain query */
+static int notify_fences; /* PROBE_FENCE=notify: a fence is a NOTIFY that comes back */
+static int query_fences;  /* PROBE_FENCE=query: a fence is `SELECT 1`; by default it is a bare Sync message */
 
 /* Parked connections of one fence source: those waiting for the fence in flight, and those for the next one. */
 struct fence_source {
@@ -85,6 +87,8 @@ static void connect_source(struct fence_source *source, int index) {
     if (PQresultStatus(prepared) != PGRES_COMMAND_OK) fail(PQerrorMessage(source->pg));
     PQclear(prepared);
     if (PQsetnonblocking(source->pg, 1) != 0) fail("PQsetnonblocking");
+    /* A Sync fence needs pipeline mode (libpq sends a Sync alone only there); the connection never leaves it. */
+    if (!notify_fences && !query_fences && !PQenterPipelineMode(source->pg)) fail("PQenterPipelineMode");
     source->riding = calloc(MAX_PARKED, sizeof *source->riding);
     source->next = calloc(MAX_PARKED, sizeof *source->next);
     pthread_mutex_init(&source->lock, NULL);
@@ -98,7 +102,9 @@ static void send_fence_if_due(struct fence_source *source) {
     source->riding_count = source->next_count;
     source->next = swap;
     source->next_count = 0;
-    if (getenv("PROBE_PREPARED") != NULL) {
+    if (!notify_fences && !query_fences) {
+        if (!PQpipelineSync(source->pg)) fail(PQerrorMessage(source->pg));
+    } else if (getenv("PROBE_PREPARED") != NULL) {
         /* The statement prepared once per connection: no parse and plan per fence. */
         const char *values[1] = {source->channel};
         if (!PQsendQueryPrepared(source->pg, "fence", 1, values, NULL, NULL, 0)) fail(PQerrorMessage(source->pg));
@@ -358,7 +364,9 @@ static void *own_loop(void *argument) {
                 for (int spins = 0; spins < 64 && !PQisBusy(source->pg); spins++) {
                     PGresult *result = PQgetResult(source->pg); /* NULL between a pipeline's results */
                     if (result == NULL) continue;
-                    if (PQresultStatus(result) == PGRES_TUPLES_OK) answered++;
+                    ExecStatusType status = PQresultStatus(result);
+                    if (status == PGRES_TUPLES_OK || (!query_fences && !notify_fences && status == PGRES_PIPELINE_SYNC))
+                        answered++;
                     PQclear(result);
                 }
                 int notified = 0;
@@ -402,8 +410,10 @@ static void *own_loop(void *argument) {
             char payload[24];
             snprintf(payload, sizeof payload, "%lu", sent);
             const char *values[1] = {payload};
-            if (!PQsendQueryParams(source->pg, sql, 1, NULL, values, NULL, NULL, 0)) fail(PQerrorMessage(source->pg));
-            if (depth > 1 && !PQpipelineSync(source->pg)) fail(PQerrorMessage(source->pg));
+            if ((query_fences || notify_fences) && !PQsendQueryParams(source->pg, sql, 1, NULL, values, NULL, NULL, 0))
+                fail(PQerrorMessage(source->pg));
+            if ((depth > 1 || !(query_fences || notify_fences)) && !PQpipelineSync(source->pg))
+                fail(PQerrorMessage(source->pg));
             while (PQflush(source->pg) == 1) {}
             sent++;
             in_flight++;
@@ -419,6 +429,7 @@ static void on_signal(int signal_number) {
 
 int main(int argc, char **argv) {
     notify_fences = getenv("PROBE_FENCE") != NULL && strcmp(getenv("PROBE_FENCE"), "notify") == 0;
+    query_fences = getenv("PROBE_FENCE") != NULL && strcmp(getenv("PROBE_FENCE"), "query") == 0;
     if (argc != 5) {
         fprintf(stderr, "usage: fence-probe threaded|fused|own PORT THREADS CONNINFO\n");
         return 2;

@@ -119,10 +119,10 @@ public final class ServiceAssembly: Sendable {
             metrics.gauge(
                 "fbs_cache_fence_method",
                 help: "How the exact cache's fences go on the listener's connection: 1 for the method in use, 0 for "
-                    + "the other (query from PostgreSQL 15 on, notify before); both 0 while it is not listening."
+                    + "the other (sync from PostgreSQL 15 on, notify before); both 0 while it is not listening."
             ) {
                 let method = notifications.fenceMethod
-                return [([("method", "query")], method == .query ? 1 : 0),
+                return [([("method", "sync")], method == .sync ? 1 : 0),
                         ([("method", "notify")], method == .notify ? 1 : 0)]
             }
         }

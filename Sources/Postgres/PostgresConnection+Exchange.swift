@@ -106,6 +106,49 @@ extension PostgresConnection {
         return result
     }
 
+    /// One round trip that runs nothing: a Sync message alone, which the server answers with ReadyForQuery.
+    ///
+    /// The server reads it, reports itself idle (handing out, first, the notifications it was signalled about:
+    /// docs/caching.md) and answers. No parse, no plan, no transaction, no result rows: it costs the server less
+    /// than half of `SELECT 1`. libpq sends a Sync alone only in pipeline mode, so the connection enters it for
+    /// the round trip and leaves it after; the wait is bounded by ``callTimeout`` as for any statement.
+    ///
+    /// - Throws: `PostgresError`: `.connectionLost`, `.timedOut`, or `.queryFailed` if the server answers with
+    ///   anything but the end of the pipeline.
+    public func synchronize() throws {
+        guard let handle else {
+            throw PostgresError(.connectionLost, detail: "the connection is closed")
+        }
+        let deadline = callTimeout.map { ContinuousClock.now + $0 }
+        guard PQenterPipelineMode(handle) == 1, PQpipelineSync(handle) == 1 else {
+            let lost = PQstatus(handle) != CONNECTION_OK
+            throw PostgresError(lost ? .connectionLost : .queryFailed, detail: errorMessage(scrubbing: []))
+        }
+        try flush(handle, until: deadline)
+        while true {
+            try awaitResult(handle, until: deadline)
+            guard let raw = PQgetResult(handle) else {
+                // Between a pipeline's results: wait for more input rather than spin.
+                _ = try wait(handle, for: Int16(POLLIN), until: deadline)
+                guard PQconsumeInput(handle) != 0 else {
+                    throw PostgresError(.connectionLost, detail: errorMessage(scrubbing: []))
+                }
+                continue
+            }
+            let result = PostgresResult(raw)
+            if result.status == PGRES_PIPELINE_SYNC { break }
+            // An error here is the server ending the session (FATAL: terminated, shutting down), or a broken pipe.
+            mustBeDiscarded = true
+            let severity = result.errorField(DiagnosticField.severityNonlocalized)
+            let lost = PQstatus(handle) != CONNECTION_OK || severity == "FATAL" || severity == "PANIC"
+            throw result.error(lost ? .connectionLost : .queryFailed, scrubbing: [])
+        }
+        guard PQexitPipelineMode(handle) == 1 else {
+            mustBeDiscarded = true
+            throw PostgresError(.queryFailed, detail: errorMessage(scrubbing: []))
+        }
+    }
+
     private static func isSuccess(_ result: PostgresResult) -> Bool {
         switch result.status {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: true

@@ -41,11 +41,12 @@ public final class PostgresListener: Sendable {
     /// How a fence is sent (``Configuration/fenceMethod``; docs/caching.md, "The fence, and why it proves
     /// enough").
     public enum FenceMethod: Sendable, Equatable {
-        /// A plain query (`SELECT 1`) on the listening connection. From PostgreSQL 15 on, a listening backend
-        /// that was signalled about a commit hands out that commit's notifications before it reports the query
-        /// done, and the committer signals before its own client hears of the commit. The query takes no
-        /// transaction id, writes no WAL, takes no lock and wakes no other backend.
-        case query
+        /// A Sync message alone on the listening connection (``PostgresConnection/synchronize()``), which the
+        /// server answers with ReadyForQuery. From PostgreSQL 15 on, a listening backend that was signalled about
+        /// a commit hands out that commit's notifications before it reports itself ready, and the committer
+        /// signals before its own client hears of the commit. The Sync runs no statement: no parse, no plan, no
+        /// transaction id, no WAL, no lock, and it wakes no other backend.
+        case sync
         /// `NOTIFY` on ``Configuration/fenceChannel``, which comes back after the notifications of every earlier
         /// commit (commit order). Each one takes a transaction id, writes a commit record, takes the cluster-wide
         /// notify lock and wakes every listening backend of the database, other instances' included.
@@ -134,7 +135,7 @@ extension PostgresListener {
         /// with `synchronous_commit = off` (a fence needs no durability, and must not wait for a disk flush).
         /// Default none.
         public var fenceChannel: String?
-        /// How fences are sent; nil (the default): by query when the server is PostgreSQL 15 or later, else by
+        /// How fences are sent; nil (the default): by a bare Sync when the server is PostgreSQL 15 or later, else by
         /// `NOTIFY`. Decided again on every connection, so a failover to another version is followed.
         public var fenceMethod: FenceMethod?
         /// `application_name` of the connection, to find it in `pg_stat_activity`. Default

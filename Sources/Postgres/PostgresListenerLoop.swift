@@ -191,14 +191,20 @@ final class PostgresListenerLoop: @unchecked Sendable {
                 return state.fence
             }) {
                 // Bounded like a ping. The token is digits (PostgresListener.sendFence) and the channel was checked.
-                let statement = fenceMethod == .query ? "SELECT 1" : "SELECT pg_notify('\(fence)', '\(token)')"
-                guard (try? connection.simpleQuery(unsafeSQL: statement)) != nil, connection.isUsable else {
+                let sent: Bool
+                switch fenceMethod {
+                case .sync:
+                    sent = (try? connection.synchronize()) != nil
+                case .notify:
+                    sent = (try? connection.simpleQuery(unsafeSQL: "SELECT pg_notify('\(fence)', '\(token)')")) != nil
+                }
+                guard sent, connection.isUsable else {
                     state.withLock { $0.fence = $0.fence ?? token }  // Sent again on the next connection.
                     return
                 }
                 // Every notification the server sent before its answer, first (a NOTIFY fence among them).
                 drain(handle)
-                if fenceMethod == .query {
+                if fenceMethod == .sync {
                     onSignal(.fence(token: token))
                 }
                 quietSince = ContinuousClock.now
@@ -240,10 +246,10 @@ final class PostgresListenerLoop: @unchecked Sendable {
         }
     }
 
-    /// Fences by query from PostgreSQL 15 on (`PostgresListener.FenceMethod.query`), by `NOTIFY` before: older
-    /// servers may hand out another session's notifications only after reporting a query done.
+    /// Fences by a bare Sync from PostgreSQL 15 on (`PostgresListener.FenceMethod.sync`), by `NOTIFY` before:
+    /// older servers may hand out another session's notifications only after reporting themselves idle.
     static func fenceMethod(serverVersion: Int) -> PostgresListener.FenceMethod {
-        serverVersion >= 150_000 ? .query : .notify
+        serverVersion >= 150_000 ? .sync : .notify
     }
 
     private enum WaitResult {

@@ -127,7 +127,7 @@ import TestSupport
                 // the listener is up.
                 #expect(eventually {
                     let now = (try? Self.get(port, "/metrics").text) ?? ""
-                    return now.contains(#"fbs_cache_fence_method{method="query"} 1"#)
+                    return now.contains(#"fbs_cache_fence_method{method="sync"} 1"#)
                         && now.contains(#"fbs_cache_fence_method{method="notify"} 0"#)
                 })
             }

@@ -28,7 +28,7 @@ struct ListenerFenceTests {
     /// another connection keeps committing notifications on a channel nobody listens to meanwhile, so that the
     /// listener's backend is often signalled and the queue busy. A change handed out after its round's fence
     /// fails the round.
-    @Test(arguments: [PostgresListener.FenceMethod.query, .notify])
+    @Test(arguments: [PostgresListener.FenceMethod.sync, .notify])
     func everyEarlierCommitIsHandedOutBeforeTheFence(method: PostgresListener.FenceMethod) async throws {
         let url = try TestDatabase.requireURL()
         let seen = Seen()
@@ -69,14 +69,15 @@ struct ListenerFenceTests {
     }
 
     @Test func theServerVersionChoosesTheMethod() {
-        #expect(PostgresListenerLoop.fenceMethod(serverVersion: 150_000) == .query)
-        #expect(PostgresListenerLoop.fenceMethod(serverVersion: 170_002) == .query)
+        #expect(PostgresListenerLoop.fenceMethod(serverVersion: 150_000) == .sync)
+        #expect(PostgresListenerLoop.fenceMethod(serverVersion: 170_002) == .sync)
         #expect(PostgresListenerLoop.fenceMethod(serverVersion: 140_011) == .notify)
     }
 
-    /// By default the method follows the server: this suite's server is PostgreSQL 15 or later, so a fence is the
-    /// plain query, and the listener's session is not listening on its fence channel.
-    @Test func byDefaultAFenceOnPostgreSQL15IsAQuery() async throws {
+    /// By default the method follows the server: this suite's server is PostgreSQL 15 or later, so a fence is a
+    /// bare Sync, which runs no statement: the listener's session still shows its last `LISTEN` as its last query,
+    /// started when it was, after five fences; and it is not listening on its fence channel.
+    @Test func byDefaultAFenceOnPostgreSQL15IsABareSync() async throws {
         let url = try TestDatabase.requireURL()
         let probe = try PostgresConnection(connectionString: url)
         defer { probe.close() }
@@ -87,12 +88,18 @@ struct ListenerFenceTests {
         listener.start()
         defer { listener.stop() }
         #expect(await TestDatabase.eventually { listener.isListening })
+        func lastStatement() throws -> [String] {
+            try probe.query(
+                "SELECT query, query_start::text AS started FROM pg_stat_activity WHERE application_name = \(name)"
+            ).map { "\(try $0.decode("query", as: String.self)) at \(try $0.decode("started", as: String.self))" }
+        }
+        let before = try lastStatement()
         for round in 1...5 {
             listener.sendFence(String(round))
             #expect(await TestDatabase.eventually(timeout: .seconds(5)) { seen.all.contains(.fence(token: String(round))) })
         }
-        #expect(listener.fenceMethod == .query)
-        let last = try probe.query("SELECT query FROM pg_stat_activity WHERE application_name = \(name)")
-        #expect(try last.map { try $0.decode("query", as: String.self) } == ["SELECT 1"])
+        #expect(listener.fenceMethod == .sync)
+        #expect(before.count == 1 && before.first?.hasPrefix("LISTEN \"fence_changes\"") == true, "\(before)")
+        #expect(try lastStatement() == before)
     }
 }

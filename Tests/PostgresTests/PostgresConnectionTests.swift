@@ -179,4 +179,33 @@ struct PostgresConnectionTests {
         let error = #expect(throws: PostgresError.self) { try connection.query("SELECT 1") }
         #expect(error?.code == .connectionLost)
     }
+
+    /// A bare Sync (the exact cache's fence) runs nothing and leaves the connection as it found it: out of
+    /// pipeline mode, idle, and able to run statements; on a closed or killed connection it throws.
+    @Test func aSyncRoundTripRunsNothingAndLeavesTheConnectionAsItWas() throws {
+        let connection = try connect()
+        defer { connection.close() }
+        let pid = try #require(try connection.query("SELECT pg_backend_pid() AS pid").first?.decode("pid", as: Int.self))
+        for _ in 0..<3 { try connection.synchronize() }
+        #expect(connection.isUsable)
+        #expect(try connection.query("SELECT 41 + 1 AS n").first?.decode("n", as: Int.self) == 42)
+        try connection.transaction { inner in
+            _ = try inner.query("SELECT 1")
+        }
+
+        let killer = try connect()
+        defer { killer.close() }
+        _ = try killer.query("SELECT pg_terminate_backend(\(pid))")
+        let lost = #expect(throws: PostgresError.self) {
+            for _ in 0..<50 {
+                try connection.synchronize()
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
+        #expect(lost?.code == .connectionLost)
+        #expect(!connection.isUsable)
+        connection.close()
+        let closed = #expect(throws: PostgresError.self) { try connection.synchronize() }
+        #expect(closed?.code == .connectionLost)
+    }
 }
