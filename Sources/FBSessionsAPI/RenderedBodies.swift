@@ -9,7 +9,7 @@ import Foundation
 /// instead of eight JSON renderings (about a quarter of the list's CPU, `perf` on `bench/run`'s list row).
 ///
 /// Memory: at most `limit` keys; when full, a new key empties it (the hot keys come back at once).
-/// Thread safety: one lock; rendering runs outside it.
+/// Thread safety: one lock, held for the comparison; rendering runs outside it.
 final class RenderedBodies<Key: Hashable & Sendable, Value: Equatable & Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var kept: [Key: (value: Value, body: [UInt8])] = [:]
@@ -20,8 +20,17 @@ final class RenderedBodies<Key: Hashable & Sendable, Value: Equatable & Sendable
     }
 
     /// The body of `value`: the kept one when it was rendered from an equal value, else `render(value)`, kept.
+    ///
+    /// An equal value replaces the kept one (the body stays): when the cache's entry was filled again with equal
+    /// contents (two requests that missed at once each fill it), the kept value would otherwise hold the old
+    /// entry's storage, and every later comparison would go field by field instead of by identity.
     func body(_ key: Key, for value: Value, render: (Value) -> [UInt8]) -> [UInt8] {
-        if let found = lock.withLock({ kept[key] }), found.value == value { return found.body }
+        let reused: [UInt8]? = lock.withLock {
+            guard let index = kept.index(forKey: key), kept.values[index].value == value else { return nil }
+            kept.values[index].value = value
+            return kept.values[index].body
+        }
+        if let reused { return reused }
         let body = render(value)
         lock.withLock {
             if kept.count >= limit, kept[key] == nil { kept.removeAll(keepingCapacity: true) }
@@ -32,4 +41,7 @@ final class RenderedBodies<Key: Hashable & Sendable, Value: Equatable & Sendable
 
     /// The number of keys kept (tests).
     var count: Int { lock.withLock { kept.count } }
+
+    /// The value kept for `key` (tests).
+    func keptValue(_ key: Key) -> Value? { lock.withLock { kept[key]?.value } }
 }

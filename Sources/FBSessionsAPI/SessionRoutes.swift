@@ -145,12 +145,6 @@ enum OwnerRoutes {
             .jsonBytes
     }
 
-    /// An owner's list as it is rendered: the sessions shown and the active one.
-    private struct Listed: Equatable, Sendable {
-        let sessions: [Session]
-        let activeID: String?
-    }
-
     /// Whose list: the app and the owner.
     private struct ListKey: Hashable, Sendable {
         let appID: String
@@ -159,7 +153,7 @@ enum OwnerRoutes {
 
     static func routes(_ services: Services) -> [Route] {
         let sessions = services.sessions
-        let listBodies = RenderedBodies<ListKey, Listed>(limit: 256)
+        let listBodies = RenderedBodies<ListKey, CachedList>(limit: 256)
         return [
             /// - Remark: HTTP GET /v1/owners/{owner}/sessions (openapi.yaml operationId listOwnerSessions)
             Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, cached: { context, pass in
@@ -167,9 +161,7 @@ enum OwnerRoutes {
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")
                 return sessions.cachedSessions(owner: owner, app: app, pass: pass).map { list in
                     let key = ListKey(appID: app.id, owner: owner)
-                    return .json(status: 200, body: listBodies.body(key, for: Listed(sessions: list.sessions, activeID: list.activeID)) {
-                        listBody(($0.sessions, $0.activeID))
-                    })
+                    return .json(status: 200, body: listBodies.body(key, for: list) { listBody(($0.sessions, $0.activeID)) })
                 }
             }, mayAnswerFromCache: { context in
                 guard let app = try? context.app(), let owner = context.parameters["owner"] else { return true }

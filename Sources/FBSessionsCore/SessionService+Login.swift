@@ -144,8 +144,11 @@ extension SessionService {
     }
 
     /// The owner's list from the exact cache alone, with no I/O, when `pass` covers it; nil otherwise.
-    public func cachedSessions(owner: String, app: App, pass: FencePass) -> (sessions: [Session], activeID: String?)? {
-        store.cachedSessions(owner: owner, appID: app.id, pass: pass).map(presentList)
+    public func cachedSessions(owner: String, app: App, pass: FencePass) -> CachedList? {
+        store.cachedSessions(owner: owner, appID: app.id, pass: pass).map { stored in
+            let now = Date()
+            return CachedList(stored: stored, states: stored.map { shownState(of: $0, now: now) })
+        }
     }
 
     private func presentList(_ stored: [Session]) -> (sessions: [Session], activeID: String?) {
@@ -168,4 +171,30 @@ extension SessionService {
         let credentials = try await self.credentials.credentials(for: app)
         return (present(session, now: Date()), token, credentials.appSecretProof(for: token))
     }
+}
+
+/// An owner's list as the exact cache holds it, and the state each session shows now.
+///
+/// The sessions are the cache's own array, shared and not copied (``sessions`` makes the copies it shows), so two
+/// of these from the same cache entry compare equal by the array's storage identity and their few states: a
+/// caller that keeps what it rendered from one (the list route's bodies) checks it in constant time, where
+/// comparing eight presented sessions field by field, and copying them to present them, was a sixth of the list
+/// route's CPU.
+public struct CachedList: Sendable, Equatable {
+    /// The sessions as stored, in slot order.
+    public let stored: [Session]
+    /// The state each of ``stored`` shows now (``SessionService``'s presentation rule).
+    public let states: [SessionState]
+
+    /// The sessions as shown: each stored one with its state now.
+    public var sessions: [Session] {
+        zip(stored, states).map { session, state in
+            var shown = session
+            shown.state = state
+            return shown
+        }
+    }
+
+    /// The owner's active session.
+    public var activeID: String? { stored.first(where: \.active)?.id }
 }

@@ -234,14 +234,16 @@ public struct SessionService: Sendable {
     /// The state the contract shows: `open` within the TTL (and not awaiting reauthorization), else `token_loaded`;
     /// a Limited Login session is `open` until it closes (nothing can validate it again).
     func present(_ session: Session, now: Date) -> Session {
-        guard session.state != .closed else { return session }
         var shown = session
-        if session.loginKind == .limited {
-            shown.state = .open
-            return shown
-        }
-        shown.state = isFresh(session, now: now) && session.storedAction != .reauthorize ? .open : .tokenLoaded
+        shown.state = shownState(of: session, now: now)
         return shown
+    }
+
+    /// The state ``present(_:now:)`` gives the session.
+    func shownState(of session: Session, now: Date) -> SessionState {
+        if session.state == .closed { return .closed }
+        if session.loginKind == .limited { return .open }
+        return isFresh(session, now: now) && session.storedAction != .reauthorize ? .open : .tokenLoaded
     }
 }
 
