@@ -421,6 +421,8 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     // MARK: Fences
 
     private func apply(_ effects: FenceQueue.Effects) {
+        // Most joins ride on a fence already scheduled or sent: nothing to do, and no second turn of the lock.
+        guard effects.send != nil || !effects.passed.isEmpty || !effects.failed.isEmpty else { return }
         var resumed: [(Waiter, Bool)] = []
         var delay: UInt64 = 0
         lock.withLock {
