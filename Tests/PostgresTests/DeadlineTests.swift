@@ -81,6 +81,27 @@ struct DeadlineTests {
         #expect(sent)
     }
 
+    /// The exact cache's fence (a bare Sync) is bounded like a statement: against a frozen server it gives up at
+    /// the connection's deadline, and the connection is closed, so the listener reconnects instead of hanging.
+    @Test(.enabled(if: canRunClusters)) func aSyncAgainstAFrozenServerGivesUpAtItsDeadline() async throws {
+        let cluster = try makeCluster()
+        defer { try? cluster.remove() }
+        let connection = try PostgresConnection(
+            connectionString: cluster.connectionURL(), statementTimeout: .seconds(1))
+        defer { connection.close() }
+        try connection.synchronize()
+        #expect(cluster.freeze().count > 1)
+        defer { cluster.thaw() }
+        let (outcome, elapsed) = await timed { try connection.synchronize() }
+        guard case .failure(let error as PostgresError) = outcome else {
+            Issue.record("expected a PostgresError, got \(outcome)")
+            return
+        }
+        #expect(error.code == .timedOut)
+        #expect(elapsed >= .milliseconds(1400) && elapsed < .milliseconds(3500), "\(elapsed)")
+        #expect(!connection.isUsable)
+    }
+
     @Test(.enabled(if: canRunClusters)) func aStuckBackendHoldsOnlyItsOwnCaller() async throws {
         let cluster = try makeCluster()
         defer { try? cluster.remove() }
