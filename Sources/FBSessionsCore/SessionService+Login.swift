@@ -145,16 +145,18 @@ extension SessionService {
 
     /// The owner's list from the exact cache alone, with no I/O, when `pass` covers it; nil otherwise.
     public func cachedSessions(owner: String, app: App, pass: FencePass) -> CachedList? {
-        store.cachedSessions(owner: owner, appID: app.id, pass: pass).map { stored in
-            let now = Date()
-            return CachedList(stored: stored, states: stored.map { shownState(of: $0, now: now) })
-        }
+        store.cachedSessions(owner: owner, appID: app.id, pass: pass).map(shown)
+    }
+
+    /// The stored list with each session's state now: the one presentation rule for both list paths.
+    private func shown(_ stored: [Session]) -> CachedList {
+        let now = Date()
+        return CachedList(stored: stored, states: stored.map { shownState(of: $0, now: now) })
     }
 
     private func presentList(_ stored: [Session]) -> (sessions: [Session], activeID: String?) {
-        let now = Date()
-        let sessions = stored.map { present($0, now: now) }
-        return (sessions, sessions.first(where: \.active)?.id)
+        let list = shown(stored)
+        return (list.sessions, list.activeID)
     }
 
     /// Makes a session the owner's active one.
