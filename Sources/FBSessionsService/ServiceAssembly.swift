@@ -149,7 +149,16 @@ public final class ServiceAssembly: Sendable {
         configuration.maxBodyBytes = settings.maxBodyBytes
         configuration.connectionLimit = settings.maxConnections
         configuration.connectionTimeout = settings.connectionTimeout
-        let server = try Server(configuration: configuration, handler: handler(router))
+        let companion: (@Sendable (Int) -> any EventLoopCompanion)? = cache.map { cache in
+            let url = database.listenerURL
+            return { _ in LoopFenceCompanion(cache.makeLoopFence { try LoopFenceCompanion.connect(url) }) }
+        }
+        let server = try Server(configuration: configuration, handler: handler(router), companion: companion)
+        if let cache {
+            // Each loop's fence connection becomes current within milliseconds of its start when the database is
+            // up; until then its requests take the listener's fence, so this wait is only for steadier first answers.
+            cache.waitForLoopFences(server.loopCount, upTo: .seconds(1))
+        }
         metrics.gauge("fbs_http_requests_waiting", help: "Requests suspended while their handler waits.") {
             [([], Double(server.waitingRequests))]
         }
@@ -188,6 +197,7 @@ public final class ServiceAssembly: Sendable {
         metrics.gauge("fbs_cache_fences", help: "Fences sent and announcements handled by the exact cache.") {
             let statistics = cache.currentStatistics
             return [([("kind", "fences_sent")], Double(statistics.fencesSent)),
+                    ([("kind", "loop_fences_sent")], Double(statistics.loopFencesSent)),
                     ([("kind", "invalidations")], Double(statistics.invalidations))]
         }
     }
@@ -200,4 +210,28 @@ public struct ServiceSettingError: Error, CustomStringConvertible, Sendable {
 
     /// An error with its message.
     public init(_ description: String) { self.description = description }
+}
+
+/// An exact cache's loop fence as the HTTP server's loop sees it.
+final class LoopFenceCompanion: EventLoopCompanion {
+    private let fence: ExactCache.LoopFence
+
+    init(_ fence: ExactCache.LoopFence) {
+        self.fence = fence
+    }
+
+    /// A loop's fence connection: past any pooler (the listener's address), listening on the change channel, with
+    /// the listener's limits.
+    static func connect(_ url: String) throws -> PostgresFenceConnection {
+        try PostgresFenceConnection(
+            connectionString: url, channels: [ExactCache.changeChannel],
+            options: PostgresConnection.Options(
+                connectTimeout: .seconds(5), statementTimeout: .seconds(3), deadlineMargin: .zero,
+                applicationName: "fbsessiond-fence", preparedStatements: .never))
+    }
+
+    var watched: (descriptor: Int32, serial: UInt64)? { fence.watched }
+    func readable() { fence.readable() }
+    func afterTurn() -> UInt64? { fence.afterTurn() }
+    func stop() { fence.stop() }
 }

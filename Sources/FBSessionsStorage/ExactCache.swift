@@ -41,6 +41,8 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         /// doorkeeper: a key gets in on its second try).
         public var notAdmitted = 0
         public var fencesSent = 0
+        /// Of ``fencesSent``, those sent on an event loop's own connection (``LoopFence``).
+        public var loopFencesSent = 0
         /// Requests answered without the cache because their fence was lost or timed out, or the listener was
         /// not current.
         public var bypassed = 0
@@ -52,11 +54,14 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// The channel the triggers announce changes on.
     public static let changeChannel = "fbs_changes"
 
+    /// The event listener's connection, in the ``InvalidationLog``'s numbering (loops' connections count from 1).
+    static let listenerConnection = 0
+
     /// This instance's fence channel (random, so that other instances never receive its fences), used when the
     /// listener fences by `NOTIFY` (a server before PostgreSQL 15; `PostgresListener.FenceMethod`).
     public let fenceChannel: String
     /// How long a sent fence may take, in nanoseconds.
-    private let fenceTimeout: UInt64
+    let fenceTimeout: UInt64
     /// Fails a fence out for longer than `fenceTimeout`: one repeating timer, not one per fence (a timer per fence
     /// was a tenth of the service's CPU on the hot path, in Dispatch's timer thread).
     private let watchdog: any DispatchSourceTimer
@@ -64,13 +69,16 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     private let fenceSpacing: UInt64
     /// When the last fence was sent (`DispatchTime` nanoseconds).
     private var lastSentAt: UInt64 = 0
-    private let lock = NSLock()
-    private var entries: ClockCache<String, Entry>
-    private var log = InvalidationLog()
+    let lock = NSLock()
+    var entries: ClockCache<String, Entry>
+    var log = InvalidationLog()
     private var fences = FenceQueue()
     private var waiters: [UInt64: Waiter] = [:]
     private var lastWaiterID: UInt64 = 0
-    private var statistics = Statistics()
+    var statistics = Statistics()
+    /// The number the last event loop's fence connection got (``LoopFence``); the listener's is
+    /// ``listenerConnection``.
+    var lastLoopNumber = 0
     private var sendFence: (@Sendable (String) -> Void)?
     /// Owner and picture tokens by their input (``hashedToken(_:_:)``), under their own lock.
     private var hashedTokens: [String: String] = [:]
@@ -82,7 +90,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         case callback(@Sendable (FencePass?) -> Void)
     }
 
-    private enum Entry {
+    enum Entry {
         case session(Session)
         /// An owner's live sessions, by slot; the app and owner are kept since the key is a hash of them.
         case ownerList(appID: String, owner: String, [Session])
@@ -118,7 +126,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         watchdog.cancel()
     }
 
-    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
         return UInt64(clamping: max(0, seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000))
     }
@@ -138,17 +146,17 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     public func detach() {
         let effects = lock.withLock { () -> FenceQueue.Effects in
             sendFence = nil
-            log.breakStream(connectionLost: true)
+            log.connectionLost(Self.listenerConnection)
             entries.removeAll()
             return fences.lost()
         }
         apply(effects)
     }
 
-    /// Whether a fence has come back on the listener's current connection and none has failed since: the cache
-    /// serves only then.
+    /// Whether a fence has come back on the listener's current connection and none has failed since: requests fenced
+    /// by the listener are served from the cache only then.
     public var isCurrent: Bool {
-        lock.withLock { log.current }
+        lock.withLock { log.isCurrent(Self.listenerConnection) }
     }
 
     /// Sends a fence unless one is in flight, so that the cache becomes current without waiting for a request.
@@ -178,7 +186,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
             guard let token = UInt64(payload) else { return }
             let effects = lock.withLock { () -> FenceQueue.Effects in
                 let (expected, effects) = fences.returned(token)
-                if expected { log.fenceReturned() }
+                if expected, log.fenceReturned(on: Self.listenerConnection) { entries.removeAll() }
                 return effects
             }
             apply(effects)
@@ -186,7 +194,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
             return
         case .disconnected:
             let effects = lock.withLock { () -> FenceQueue.Effects in
-                log.breakStream(connectionLost: true)
+                log.connectionLost(Self.listenerConnection)
                 entries.removeAll()
                 return fences.lost()
             }
@@ -203,7 +211,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
             statistics.invalidations += 1
             for token in payload.split(separator: ",") {
                 if token == "*" {
-                    log.breakStream(connectionLost: false)
+                    log.breakStream()
                     entries.removeAll()
                     return
                 }
@@ -227,6 +235,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// cannot (``RequestFence``). It is called on the listener's thread when the fence comes back, and on the
     /// calling thread, before this returns, when the cache is not current.
     public func wait(_ resume: @escaping @Sendable (FencePass?) -> Void) {
+        if let loop = LoopFence.onThisThread, loop.cache === self, loop.join(resume) { return }
         join(.callback(resume))
     }
 
@@ -240,7 +249,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
                 statistics.bypassed += 1
                 return .bypass(FenceQueue.Effects())
             }
-            guard log.current else {
+            guard log.isCurrent(Self.listenerConnection) else {
                 statistics.bypassed += 1
                 return .bypass(fences.probe())  // To become current; nobody waits for it.
             }
@@ -497,7 +506,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
             guard let token = fences.inFlight, fences.sent, now - lastSentAt >= fenceTimeout else {
                 return FenceQueue.Effects()
             }
-            log.fenceTimedOut()
+            log.fenceTimedOut(on: Self.listenerConnection)
             return fences.lost(token)
         }
         apply(effects)

@@ -3,7 +3,7 @@
 /// whole.
 ///
 /// A read from the database that began at ``mark()`` may fill the cache only when ``mayFill(_:since:)`` says so:
-/// - the listener was known to be current when the read began (a fence had come back on its connection),
+/// - some listening connection was known to be current when the read began (a fence had come back on it),
 /// - the stream has not broken since (no lost connection, no "drop everything"), which ``generation`` counts,
 /// - and no announcement of the entry's token was handled since the read began.
 ///
@@ -28,8 +28,12 @@ struct InvalidationLog {
     private(set) var generation: UInt64 = 0
     /// Counts handled tokens.
     private(set) var sequence: UInt64 = 0
-    /// Whether a fence came back on the current connection (and none has timed out since).
-    private(set) var current = false
+    /// The listening connections on which a fence came back (and none has timed out or been lost since), by the
+    /// cache's numbers for them: the event listener's and each event loop's (``ExactCache``).
+    private var currentConnections: Set<Int> = []
+
+    /// Whether some listening connection is current: reads may fill only then.
+    var current: Bool { !currentConnections.isEmpty }
     private let retained: Int
     private var lastSeen: [String: UInt64] = [:]
     private var order: [(token: String, sequence: UInt64)] = []
@@ -68,23 +72,40 @@ struct InvalidationLog {
     }
 
     /// The stream broke or said "drop everything": no read that began before may fill.
-    mutating func breakStream(connectionLost: Bool) {
+    mutating func breakStream() {
         generation += 1
-        if connectionLost { current = false }
         lastSeen.removeAll()
         order.removeAll()
         orderStart = 0
         forgottenThrough = sequence
     }
 
-    /// A fence came back on the current connection: every announcement committed before it was sent is handled.
-    mutating func fenceReturned() {
-        current = true
+    /// Whether a fence came back on `connection` and it has not failed since.
+    func isCurrent(_ connection: Int) -> Bool {
+        currentConnections.contains(connection)
     }
 
-    /// A fence did not come back in time: the cache serves nothing until one does. Fills of reads already begun
-    /// stay safe (the connection, if it is lost, breaks the stream), so nothing else changes.
-    mutating func fenceTimedOut() {
-        current = false
+    /// A fence came back on `connection`: every announcement committed before it was sent is handled. Returns
+    /// true when that makes the connection current, and then the stream breaks: the connection began to listen
+    /// only lately, so changes committed before may have been announced to nobody, and what the cache holds or
+    /// reads that began before may fill can be stale. The caller empties the cache (docs/caching.md, "A fence
+    /// connection per event loop").
+    mutating func fenceReturned(on connection: Int) -> Bool {
+        guard currentConnections.insert(connection).inserted else { return false }
+        breakStream()
+        return true
+    }
+
+    /// A fence on `connection` did not come back in time: it serves nothing until one does. Fills of reads already
+    /// begun stay safe (the connection, if it is lost, breaks the stream), so nothing else changes.
+    mutating func fenceTimedOut(on connection: Int) {
+        currentConnections.remove(connection)
+    }
+
+    /// `connection` was lost: announcements may have gone unheard, so the stream breaks (the caller empties the
+    /// cache).
+    mutating func connectionLost(_ connection: Int) {
+        currentConnections.remove(connection)
+        breakStream()
     }
 }

@@ -8,8 +8,13 @@ import Foundation
 /// holds no thread, and resumes it when the work returns. Keep-alive, the idle timeout, the connection limit and
 /// the body and head limits are enforced here, so every handler sees a bounded request.
 ///
-/// Ownership: owns the `MHD_Daemon`; ``shutdown(gracePeriod:)`` and `deinit` stop it. The ``ServerCore`` that
-/// libmicrohttpd calls back into is retained here and outlives the daemon.
+/// Loop mode: given an ``EventLoopCompanion`` for each thread, the server instead runs one daemon per thread in
+/// external-epoll mode, each on its own thread (``EventLoop``) with its companion in the same `epoll` set, all
+/// accepting on the one listening socket (a duplicate descriptor each). A request parked on a loop can then be woken
+/// by what the companion reads, on that same thread (docs/caching.md, "A fence connection per event loop").
+///
+/// Ownership: owns the `MHD_Daemon`s (and the loops); ``shutdown(gracePeriod:)`` and `deinit` stop them. The
+/// ``ServerCore`` that libmicrohttpd calls back into is retained here and outlives the daemons.
 /// Thread safety: all methods may be called from any thread.
 public final class Server: @unchecked Sendable {
     /// The configuration the server started with.
@@ -20,10 +25,20 @@ public final class Server: @unchecked Sendable {
     private let core: ServerCore
     private let lock = NSLock()
     private var daemon: OpaquePointer?
+    private var loops: [EventLoop] = []
 
     /// Binds the socket and starts serving.
+    ///
+    /// - Parameters:
+    ///   - configuration: Address, limits and threads.
+    ///   - handler: What answers the requests.
+    ///   - companion: Given, the server runs in loop mode: called on each loop's thread as it starts (with the
+    ///     loop's index), it makes what that loop watches beside its sockets.
     /// - Throws: ``ServerError`` when the address is invalid, the port is taken, or libmicrohttpd fails to start.
-    public init(configuration: ServerConfiguration, handler: some RequestHandler) throws {
+    public init(
+        configuration: ServerConfiguration, handler: some RequestHandler,
+        companion: (@Sendable (Int) -> any EventLoopCompanion)? = nil
+    ) throws {
         LibraryPanic.install()
         self.configuration = configuration
         self.core = ServerCore(configuration: configuration, handler: ErasedHandler(handler))
@@ -47,13 +62,17 @@ public final class Server: @unchecked Sendable {
             // Strict parsing: HTTP/1.1 without Host is 400, no spaces in the URL (docs/hostile-input.md).
             MHD_OPTION.STRICT_FOR_CLIENT.rawValue, Int32(1),
         ]
-        if threads > 1 {
+        if threads > 1, companion == nil {
             options += [MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(threads)]
         }
         if configuration.threadStackSize > 0 {
             options += [MHD_OPTION.THREAD_STACK_SIZE.rawValue, configuration.threadStackSize]
         }
         options.append(MHD_OPTION.END.rawValue)
+        if let companion {
+            try startLoops(threads, socket: socket, options: options, companion: companion)
+            return
+        }
         // Handed over before the call, not after it succeeds: libmicrohttpd closes the socket itself when it fails
         // to start (a worker's epoll set, its wake-up channel or thread, memory), and a second close here would
         // close whatever another thread opened under that number meanwhile (ServerStartFailureTests).
@@ -70,6 +89,9 @@ public final class Server: @unchecked Sendable {
         self.daemon = started
     }
 
+    /// The event loops in loop mode; 0 otherwise.
+    public var loopCount: Int { lock.withLock { loops.count } }
+
     /// Requests in progress (head received, response not yet finished).
     public var activeRequests: Int { core.activeExchanges }
 
@@ -81,6 +103,10 @@ public final class Server: @unchecked Sendable {
     public func shutdown(gracePeriod: Double = 10) {
         lock.lock()
         defer { lock.unlock() }
+        if !loops.isEmpty {
+            stopLoops(gracePeriod: gracePeriod)
+            return
+        }
         guard let daemon else { return }
         core.beginDraining()
         let listener = MHD_quiesce_daemon(daemon)
@@ -100,6 +126,71 @@ public final class Server: @unchecked Sendable {
 
     deinit {
         shutdown(gracePeriod: 0)
+    }
+
+    // MARK: Loop mode
+
+    /// Starts a daemon and its loop per thread, each on its own duplicate of the listening socket (non-blocking, so
+    /// that a loop that loses the race for a new connection does not block in `accept`). The connection limit is
+    /// shared out among them.
+    private func startLoops(
+        _ count: Int, socket: ListenSocket, options: [any CVarArg],
+        companion: @escaping @Sendable (Int) -> any EventLoopCompanion
+    ) throws {
+        let flags = MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_TURBO.rawValue
+        let context = Unmanaged.passUnretained(core).toOpaque()
+        let shared = socket.descriptor
+        _ = fcntl(shared, F_SETFL, fcntl(shared, F_GETFL) | O_NONBLOCK)
+        var started: [EventLoop] = []
+        do {
+            for index in 0..<count {
+                let descriptor = fcntl(shared, F_DUPFD_CLOEXEC, 0)
+                guard descriptor >= 0 else { throw ServerError(.startFailed, String(cString: strerror(errno))) }
+                var own = options
+                own[1] = descriptor  // After MHD_OPTION.LISTEN_SOCKET.
+                own[5] = UInt32((configuration.connectionLimit + count - 1) / count)  // After CONNECTION_LIMIT.
+                // libmicrohttpd owns the duplicate from here, as for the single daemon (see init).
+                let made = withVaList(own) { arguments in
+                    MHD_start_daemon_va(flags, 0, nil, nil, accessHandlerThunk, context, arguments)
+                }
+                guard let made else {
+                    throw ServerError(.startFailed, "libmicrohttpd did not start loop \(index): \(String(cString: strerror(errno)))")
+                }
+                do {
+                    started.append(try EventLoop(daemon: made, index: index, makeCompanion: companion))
+                } catch {
+                    MHD_stop_daemon(made)
+                    throw error
+                }
+            }
+        } catch {
+            for loop in started { MHD_stop_daemon(loop.daemon) }
+            throw error
+        }
+        for loop in started { loop.start() }
+        loops = started
+    }
+
+    /// ``shutdown(gracePeriod:)`` in loop mode: each loop stops accepting (on its own thread), in-flight requests
+    /// finish or get 503, then the loops end, their companions stop, and the daemons stop.
+    private func stopLoops(gracePeriod: Double) {
+        core.beginDraining()
+        for loop in loops {
+            let listener = loop.quiesce()
+            if listener >= 0 { close(listener) }
+        }
+        let deadline = Date().addingTimeInterval(gracePeriod)
+        while core.activeExchanges > 0 && Date() < deadline {
+            usleep(5_000)
+        }
+        core.resumeAllForShutdown()
+        let last = Date().addingTimeInterval(1)
+        while core.activeExchanges > 0 && Date() < last {
+            usleep(5_000)
+        }
+        for loop in loops { loop.join() }
+        for loop in loops { MHD_stop_daemon(loop.daemon) }
+        loops = []
     }
 }
 

@@ -5,8 +5,9 @@ import Postgres
 import Testing
 import TestSupport
 
-/// Keeps killing the listeners' connections (`pg_terminate_backend` on every `fbsessiond-listener` of the test
-/// database) at random short intervals until stopped, as a failing network or an operator would.
+/// Keeps killing the listening connections (`pg_terminate_backend` on every `fbsessiond-listener` and every event
+/// loop's `fbsessiond-fence` of the test database) at random short intervals until stopped, as a failing network or
+/// an operator would.
 private final class ListenerKiller: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
@@ -19,7 +20,7 @@ private final class ListenerKiller: @unchecked Sendable {
                 let rows = try? await pool.query(
                     """
                     SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
-                    WHERE application_name = 'fbsessiond-listener' AND datname = current_database()
+                    WHERE application_name IN ('fbsessiond-listener', 'fbsessiond-fence') AND datname = current_database()
                     """)
                 let count = (try? rows?.first?.decode("n", as: Int.self)) ?? 0
                 lock.withLock { killed += count }
@@ -325,4 +326,60 @@ private final class ListenerKiller: @unchecked Sendable {
         let cleared = try await pair.second.call("GET", "/v1/sessions/\(id)?validate=never")
         #expect(cleared.json["action_required"] is NSNull || cleared.json["action_required"] == nil, "\(cleared.text)")
     }
+
+    /// A cached instance's server runs one event loop per thread, each with a listening fence connection of its own
+    /// (`fbsessiond-fence`, docs/caching.md "A fence connection per event loop"): warm status reads are fenced on
+    /// those, not on the listener's connection; a loop whose connection is killed answers from the database meanwhile
+    /// and from the cache again once it has reconnected.
+    @Test func warmReadsAreFencedOnTheirLoopsOwnConnection() async throws {
+        let pair = try await Pair.make()
+        defer { pair.stop() }
+        let (_, token) = try pair.harness.userToken()
+        let login = try await pair.first.call("POST", "/v1/sessions", json: ["owner": "loop-1", "access_token": token])
+        let id = try #require(login.json["id"] as? String)
+        let cache = try #require(pair.second.testCache.cache)
+        let loops = pair.second.server.loopCount
+        #expect(loops >= 1)
+        func fenceConnections() async throws -> Int {
+            let rows = try await pair.harness.rows(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'fbsessiond-fence' AND datname = current_database()")
+            return try rows.first?.decode("n", as: Int.self) ?? 0
+        }
+        #expect(try await fenceConnections() >= 2 * loops, "both instances' loops listen")
+
+        func warmReads(_ count: Int) async throws -> (hits: Int, loopFences: Int, listenerFences: Int) {
+            for _ in 0..<2 { _ = try await pair.second.call("GET", "/v1/sessions/\(id)?validate=never") }
+            let before = cache.currentStatistics
+            for round in 0..<count {
+                let read = try await pair.second.call("GET", "/v1/sessions/\(id)?validate=never")
+                #expect(read.status == 200 && read.json["state"] as? String == "open", "round \(round): \(read.status)")
+            }
+            let after = cache.currentStatistics
+            let loopFences = after.loopFencesSent - before.loopFencesSent
+            return (after.hits - before.hits, loopFences, after.fencesSent - before.fencesSent - loopFences)
+        }
+        #expect(await soon { cache.currentLoopFences == loops })
+        let calm = try await warmReads(50)
+        #expect(calm.hits >= 50 && calm.loopFences >= 50, "\(calm)")
+        #expect(calm.listenerFences <= 2, "\(calm)")
+
+        _ = try await pair.harness.rows(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'fbsessiond-fence'")
+        let during = try await pair.second.call("GET", "/v1/sessions/\(id)?validate=never")
+        #expect(during.status == 200 && during.json["state"] as? String == "open")
+        #expect(await soon(within: 10) { cache.currentLoopFences == loops }, "reconnected")
+        #expect(try await fenceConnections() >= 2 * loops)
+        let again = try await warmReads(20)
+        #expect(again.hits >= 20 && again.loopFences >= 20, "\(again)")
+    }
+}
+
+/// Polls `condition` every 10 ms until it holds or `seconds` pass; whether it held.
+private func soon(within seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        guard Date() < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return true
 }

@@ -80,9 +80,12 @@ struct FenceQueueTests {
 }
 
 struct InvalidationLogTests {
+    /// The event listener's number, and two event loops' connections.
+    private let listener = 0, loopA = 1, loopB = 2
+
     private func currentLog() -> InvalidationLog {
         var log = InvalidationLog(retained: 4)
-        log.fenceReturned()
+        _ = log.fenceReturned(on: listener)
         return log
     }
 
@@ -104,12 +107,13 @@ struct InvalidationLogTests {
     @Test func aBrokenStreamRefusesEveryReadBegunBefore() {
         var log = currentLog()
         let mark = log.mark()
-        log.breakStream(connectionLost: false)
+        log.breakStream()
         #expect(!log.mayFill("sA", since: mark))
         #expect(log.mayFill("sA", since: log.mark()), "drop-everything keeps the listener current")
-        log.breakStream(connectionLost: true)
+        log.connectionLost(listener)
         #expect(!log.mayFill("sA", since: log.mark()), "a lost connection is not current until a fence returns")
-        log.fenceReturned()
+        let again = log.fenceReturned(on: listener)
+        #expect(again, "current again")
         #expect(log.mayFill("sA", since: log.mark()))
     }
 
@@ -126,10 +130,42 @@ struct InvalidationLogTests {
 
     @Test func aTimedOutFenceStopsFillsUntilTheNextOne() {
         var log = currentLog()
-        log.fenceTimedOut()
+        log.fenceTimedOut(on: listener)
         #expect(!log.mayFill("sA", since: log.mark()))
-        log.fenceReturned()
+        _ = log.fenceReturned(on: listener)
         #expect(log.mayFill("sA", since: log.mark()))
+    }
+
+    /// A connection that becomes current began to listen lately: what other connections' reads began before may
+    /// hold a change announced to nobody that connection's requests rely on, so the stream breaks. Later fences on a
+    /// connection already current break nothing.
+    @Test func aConnectionBecomingCurrentRefusesReadsBegunBefore() {
+        var log = InvalidationLog(retained: 4)
+        let first = log.fenceReturned(on: loopA)
+        #expect(first)
+        let before = log.mark()
+        #expect(log.isCurrent(loopA) && !log.isCurrent(loopB))
+        let second = log.fenceReturned(on: loopB)
+        #expect(second, "loop B becomes current")
+        #expect(!log.mayFill("sA", since: before), "read begun before loop B listened")
+        let after = log.mark()
+        let repeated = [log.fenceReturned(on: loopB), log.fenceReturned(on: loopA)]
+        #expect(repeated == [false, false], "already current: no break")
+        #expect(log.mayFill("sA", since: after))
+    }
+
+    /// Any connection lost breaks the stream, whichever others stay current; reads may fill again while one of them is.
+    @Test func aLostConnectionBreaksTheStreamAndTheOthersStayCurrent() {
+        var log = InvalidationLog(retained: 4)
+        _ = log.fenceReturned(on: loopA)
+        _ = log.fenceReturned(on: loopB)
+        let mark = log.mark()
+        log.connectionLost(loopB)
+        #expect(!log.mayFill("sA", since: mark))
+        #expect(log.isCurrent(loopA) && !log.isCurrent(loopB))
+        #expect(log.mayFill("sA", since: log.mark()), "loop A is still current")
+        log.fenceTimedOut(on: loopA)
+        #expect(!log.mayFill("sA", since: log.mark()), "no connection current: nothing fills")
     }
 }
 

@@ -1,0 +1,140 @@
+internal import CMicroHTTPD
+import Foundation
+import Synchronization
+
+/// Something an event loop watches beside its HTTP sockets, on the loop's own thread: a database connection whose
+/// answers wake requests parked on that loop (an exact cache's fences), with no lock and no other thread between.
+///
+/// Every method is called on the loop's thread, but ``stop()``, which is called once the loop has ended.
+public protocol EventLoopCompanion: AnyObject {
+    /// The descriptor to watch for input, and a number that changes whenever it is another connection's (so that
+    /// the loop follows a reconnect even when the new socket got the old one's number); nil while there is none.
+    var watched: (descriptor: Int32, serial: UInt64)? { get }
+    /// The descriptor is readable (or hung up).
+    func readable()
+    /// After each turn of the loop, once the turn's requests were handled. Returns the longest the loop may sleep
+    /// before calling again, in nanoseconds (nil: no limit).
+    func afterTurn() -> UInt64?
+    /// The loop has ended: release what it holds.
+    func stop()
+}
+
+/// One thread that runs one libmicrohttpd daemon in external-epoll mode and a companion in the same `epoll` set
+/// (``Server``'s loop mode).
+///
+/// The thread waits in `epoll_wait` on the daemon's own `epoll` descriptor (which libmicrohttpd's wake-up channel
+/// makes readable when another thread resumes a connection), the companion's descriptor and a wake-up `eventfd`, for
+/// at most the daemon's and the companion's next deadline and never more than 100 ms; then it runs the daemon
+/// (`MHD_run`) and the companion's ``EventLoopCompanion/afterTurn()``.
+///
+/// Ownership: the loop owns its `epoll` and `eventfd` descriptors and closes them when its thread ends; the daemon
+/// is the server's, stopped by it after ``join()``.
+final class EventLoop: @unchecked Sendable {
+    let daemon: OpaquePointer
+    private let index: Int
+    private let makeCompanion: @Sendable (Int) -> any EventLoopCompanion
+    private let wakeDescriptor: Int32
+    private let stopping = Atomic<Bool>(false)
+    private let quiescing = Atomic<Bool>(false)
+    private let ended = DispatchSemaphore(value: 0)
+    /// The listening socket `MHD_quiesce_daemon` gave back on the loop's thread, for the server to close.
+    private let quiesced = Mutex<Int32?>(nil)
+    /// Set once the companion exists (on the loop's thread), for ``join()``.
+    private var companion: (any EventLoopCompanion)?
+
+    init(daemon: OpaquePointer, index: Int, makeCompanion: @escaping @Sendable (Int) -> any EventLoopCompanion) throws {
+        self.daemon = daemon
+        self.index = index
+        self.makeCompanion = makeCompanion
+        wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+        guard wakeDescriptor >= 0 else { throw ServerError(.startFailed, String(cString: strerror(errno))) }
+    }
+
+    func start() {
+        Thread.detachNewThread { [self] in run() }
+    }
+
+    /// Asks the loop to stop accepting connections; returns the listening socket once it has (or -1 after a
+    /// second), for the caller to close.
+    func quiesce() -> Int32 {
+        quiescing.store(true, ordering: .releasing)
+        wake()
+        let deadline = Date().addingTimeInterval(1)
+        while Date() < deadline {
+            if let socket = quiesced.withLock({ $0 }) { return socket }
+            usleep(1_000)
+        }
+        return -1
+    }
+
+    /// Stops the loop and waits for its thread to end; then stops the companion.
+    func join() {
+        stopping.store(true, ordering: .releasing)
+        wake()
+        ended.wait()
+        companion?.stop()
+        companion = nil
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeDescriptor, &one, 8)
+    }
+
+    private func run() {
+        fbs_name_this_thread("fbs-loop-\(index)")
+        let companion = makeCompanion(index)
+        self.companion = companion
+        let poller = epoll_create1(Int32(EPOLL_CLOEXEC))
+        defer {
+            close(poller)
+            close(wakeDescriptor)
+            ended.signal()
+        }
+        Self.watch(wakeDescriptor, in: poller, as: Self.wakeTag)
+        Self.watch(fbs_mhd_epoll_fd(daemon), in: poller, as: Self.daemonTag)
+        var companionWatched: (descriptor: Int32, serial: UInt64)?
+        var events = [epoll_event](repeating: epoll_event(), count: 8)
+        var companionDeadline: UInt64?
+        while !stopping.load(ordering: .acquiring) {
+            if quiescing.load(ordering: .relaxed), quiesced.withLock({ $0 }) == nil {
+                let socket = MHD_quiesce_daemon(daemon)
+                quiesced.withLock { $0 = socket }
+            }
+            var timeout: UInt64 = 100
+            var daemonTimeout: UInt64 = 0
+            if MHD_get_timeout(daemon, &daemonTimeout) == .YES { timeout = min(timeout, daemonTimeout) }
+            if let companionDeadline { timeout = min(timeout, (companionDeadline + 999_999) / 1_000_000) }
+            let ready = epoll_wait(poller, &events, Int32(events.count), Int32(timeout))
+            for event in events.prefix(Int(max(0, ready))) {
+                switch event.data.u64 {
+                case Self.companionTag: companion.readable()
+                case Self.wakeTag:
+                    var count: UInt64 = 0
+                    _ = read(wakeDescriptor, &count, 8)
+                default: break
+                }
+            }
+            _ = MHD_run(daemon)
+            companionDeadline = companion.afterTurn()
+            let now = companion.watched
+            if now?.descriptor != companionWatched?.descriptor || now?.serial != companionWatched?.serial {
+                // The old socket may be closed already (then it left the set by itself): an error here is harmless.
+                if let old = companionWatched { _ = epoll_ctl(poller, EPOLL_CTL_DEL, old.descriptor, nil) }
+                if let now { Self.watch(now.descriptor, in: poller, as: Self.companionTag) }
+                companionWatched = now
+            }
+        }
+    }
+
+    private static let wakeTag: UInt64 = 0
+    private static let daemonTag: UInt64 = 1
+    private static let companionTag: UInt64 = 2
+
+    private static func watch(_ descriptor: Int32, in poller: Int32, as tag: UInt64) {
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = tag
+        _ = epoll_ctl(poller, EPOLL_CTL_ADD, descriptor, &event)
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import HTTPServer
+import Testing
+import TestSupport
+
+/// A companion that watches a pipe: each byte written to it wakes one request parked on its loop, on the loop's
+/// thread. Every few wakes it swaps in a new pipe, as a reconnect would, so that the loop must follow the descriptor.
+private final class PipeCompanion: EventLoopCompanion, @unchecked Sendable {
+    private let lock = NSLock()
+    private var pipeEnds: [Int32] = [-1, -1]
+    private var serial: UInt64 = 0
+    private var parked: [Wake] = []
+    private(set) var loopThread: String?
+    private(set) var turns = 0
+    private(set) var stopped = false
+
+    init() {
+        renew()
+    }
+
+    private func renew() {
+        lock.withLock {
+            if pipeEnds[0] >= 0 {
+                close(pipeEnds[0])
+                close(pipeEnds[1])
+            }
+            _ = pipe(&pipeEnds)
+            _ = fcntl(pipeEnds[0], F_SETFL, O_NONBLOCK)
+            serial += 1
+        }
+    }
+
+    /// Wakes one parked request (from any thread).
+    func poke() {
+        var byte: UInt8 = 1
+        _ = lock.withLock { write(pipeEnds[1], &byte, 1) }
+    }
+
+    func park(_ wake: Wake) {
+        lock.withLock { parked.append(wake) }
+    }
+
+    var waiting: Int { lock.withLock { parked.count } }
+
+    var watched: (descriptor: Int32, serial: UInt64)? {
+        lock.withLock { (pipeEnds[0], serial) }
+    }
+
+    func readable() {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let count = lock.withLock { read(pipeEnds[0], &bytes, bytes.count) }
+        guard count > 0 else { return }
+        for _ in 0..<count {
+            guard let wake = lock.withLock({ parked.isEmpty ? nil : parked.removeFirst() }) else { break }
+            let parkedOn = threadID()
+            wake {
+                let body = Array("{\"parked_on\":\"\(parkedOn)\",\"answered_on\":\"\(threadID())\"}".utf8)
+                return .now(.json(status: 200, body: body))
+            }
+        }
+        if Bool.random() { renew() }  // The next poke goes to a new pipe, maybe under the old one's number.
+    }
+
+    func afterTurn() -> UInt64? {
+        lock.withLock {
+            turns += 1
+            loopThread = threadID()
+        }
+        return nil
+    }
+
+    func stop() {
+        lock.withLock { stopped = true }
+    }
+}
+
+/// Every loop's companion, by the loop's thread name.
+private final class Companions: @unchecked Sendable {
+    private let lock = NSLock()
+    private var made: [String: PipeCompanion] = [:]
+
+    func make() -> PipeCompanion {
+        let companion = PipeCompanion()
+        lock.withLock { made[threadID()] = companion }
+        return companion
+    }
+
+    var all: [String: PipeCompanion] { lock.withLock { made } }
+    var onThisThread: PipeCompanion? { lock.withLock { made[threadID()] } }
+}
+
+private struct ParkingHandler: RequestHandler {
+    let companions: Companions
+
+    func inspect(_ head: RequestHead) -> HeadDecision<Void> {
+        .proceed(route: head.path)
+    }
+
+    func respond(to request: Request, match: Void) -> Reply {
+        switch request.path {
+        case "/parked":
+            guard let companion = companions.onThisThread else {
+                return .now(.error(status: 500, code: "internal_error", message: "no companion on this thread"))
+            }
+            return .parked { wake in companion.park(wake) }
+        default:
+            return .now(.json(status: 200, body: Array("{\"thread\":\"\(threadID())\"}".utf8)))
+        }
+    }
+
+    func completed(_ record: ExchangeRecord) {}
+}
+
+/// The calling thread, as text (`pthread_self`).
+private func threadID() -> String {
+    String(pthread_self())
+}
+
+private func loopServer(threads: Int = 2) throws -> (Server, Companions) {
+    var configuration = ServerConfiguration()
+    configuration.port = 0
+    configuration.threads = threads
+    configuration.handlerTimeout = 5
+    let companions = Companions()
+    let server = try Server(configuration: configuration, handler: ParkingHandler(companions: companions)) { _ in
+        companions.make()
+    }
+    return (server, companions)
+}
+
+private func get(_ path: String) -> String {
+    "GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n"
+}
+
+/// The server's loop mode (``Server``'s `companion`): one daemon per loop thread, each with a companion in its `epoll`
+/// set that can wake requests parked on that loop.
+@Suite("HTTP server in loop mode")
+struct EventLoopServerTests {
+    @Test func everyLoopServesOnTheOneSocketAndRunsItsCompanionOnItsThread() async throws {
+        try await onThread {
+            let (server, companions) = try loopServer(threads: 2)
+            defer { server.shutdown() }
+            #expect(server.loopCount == 2)
+            var threads: Set<String> = []
+            for _ in 0..<40 {
+                let connection = try RawConnection(port: server.port)
+                connection.send(get("/hello"))
+                let reply = try connection.readReply()
+                #expect(reply.status == 200)
+                if let name = (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: String] {
+                    threads.insert(name["thread"] ?? "")
+                }
+            }
+            #expect(eventually { companions.all.count == 2 })
+            let loopThreads = Set(companions.all.keys)
+            #expect(!threads.isEmpty && threads.isSubset(of: loopThreads), "answered on \(threads), loops \(loopThreads)")
+            for (name, companion) in companions.all {
+                #expect(companion.loopThread == name, "the companion of \(name) ran on \(companion.loopThread ?? "-")")
+                #expect(companion.turns > 0)
+            }
+        }
+    }
+
+    @Test func aRequestParkedOnALoopIsWokenByItsCompanionOnTheSameThread() async throws {
+        try await onThread {
+            let (server, companions) = try loopServer(threads: 2)
+            defer { server.shutdown() }
+            for round in 0..<30 {
+                let connection = try RawConnection(port: server.port)
+                connection.send(get("/parked"))
+                #expect(eventually { companions.all.values.contains { $0.waiting > 0 } }, "round \(round): not parked")
+                guard let companion = companions.all.values.first(where: { $0.waiting > 0 }) else { continue }
+                companion.poke()
+                let reply = try connection.readReply()
+                #expect(reply.status == 200, "round \(round)")
+                let seen = (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: String] ?? [:]
+                #expect(seen["parked_on"] != nil && seen["parked_on"] == seen["answered_on"], "round \(round): \(seen)")
+                #expect(companions.all.keys.contains(seen["parked_on"] ?? ""), "\(seen)")
+            }
+        }
+    }
+
+    @Test func shutdownAnswersParkedRequestsAndStopsEveryCompanion() async throws {
+        try await onThread {
+            let (server, companions) = try loopServer(threads: 2)
+            let connection = try RawConnection(port: server.port)
+            connection.send(get("/parked"))
+            #expect(eventually { companions.all.values.contains { $0.waiting > 0 } })
+            server.shutdown(gracePeriod: 0.2)
+            let reply = try connection.readReply()
+            #expect(reply.status == 503)
+            #expect(companions.all.values.allSatisfy { $0.stopped })
+            #expect(server.loopCount == 0)
+            #expect(throws: (any Error).self) {
+                let late = try RawConnection(port: server.port, timeout: 1)
+                late.send(get("/hello"))
+                _ = try late.readReply()
+            }
+        }
+    }
+}
