@@ -18,3 +18,9 @@ static inline int fbs_mhd_epoll_fd(struct MHD_Daemon *daemon) {
 static inline void fbs_name_this_thread(const char *name) {
     prctl(PR_SET_NAME, name, 0, 0, 0);
 }
+
+/* The daemon a connection belongs to. */
+static inline struct MHD_Daemon *fbs_mhd_connection_daemon(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_DAEMON);
+    return info ? info->daemon : NULL;
+}

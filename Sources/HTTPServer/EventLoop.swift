@@ -76,13 +76,26 @@ final class EventLoop: @unchecked Sendable {
         companion = nil
     }
 
-    private func wake() {
+    /// The loop running on the calling thread, if any.
+    static var onThisThread: EventLoop? {
+        pthread_getspecific(threadKey).map { Unmanaged<EventLoop>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private static let threadKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// Wakes the loop (any thread): it runs its daemon at once rather than at its next deadline.
+    func wake() {
         var one: UInt64 = 1
         _ = write(wakeDescriptor, &one, 8)
     }
 
     private func run() {
         fbs_name_this_thread("fbs-loop-\(index)")
+        pthread_setspecific(Self.threadKey, Unmanaged.passUnretained(self).toOpaque())
         let companion = makeCompanion(index)
         self.companion = companion
         let poller = epoll_create1(Int32(EPOLL_CLOEXEC))

@@ -167,6 +167,14 @@ public final class Server: @unchecked Sendable {
             for loop in started { MHD_stop_daemon(loop.daemon) }
             throw error
         }
+        let all = started
+        core.resumed = { connection in
+            // The loop that runs the connection's daemon, unless that is this thread (it runs the daemon next).
+            let daemon = fbs_mhd_connection_daemon(connection)
+            guard let owner = all.first(where: { $0.daemon == daemon }), owner !== EventLoop.onThisThread
+            else { return }
+            owner.wake()
+        }
         for loop in started { loop.start() }
         loops = started
     }

@@ -20,6 +20,10 @@ final class ServerCore: @unchecked Sendable {
     private var stopping = false
     private let draining = Atomic<Bool>(false)
     private let liveExchanges = Atomic<Int>(0)
+    /// Called after each `MHD_resume_connection`, in loop mode: libmicrohttpd run from an external loop does not wake
+    /// that loop by itself (its manual: the application must run the daemon after resuming), so the server's loop
+    /// for the connection is woken unless it is the calling thread. Set once, before the first loop starts.
+    nonisolated(unsafe) var resumed: (@Sendable (OpaquePointer) -> Void)?
 
     private let reaper: any DispatchSourceTimer
 
@@ -208,6 +212,7 @@ final class ServerCore: @unchecked Sendable {
             exchange.state = .woken(next)
             exchange.connection = nil
             MHD_resume_connection(connection)
+            resumed?(connection)
         }
     }
 
@@ -257,6 +262,7 @@ final class ServerCore: @unchecked Sendable {
             exchange.connection = nil
             exchange.task = nil
             MHD_resume_connection(connection)
+            resumed?(connection)
         }
     }
 
