@@ -145,6 +145,38 @@ public enum QueryString {
     /// Parses a raw query; nil when any part is malformed.
     public static func parse(_ raw: String) -> [(name: String, value: String)]? {
         if raw.isEmpty { return [] }
+        var bytes = raw
+        let parsed = bytes.withUTF8 { query -> (ascii: Bool, pairs: [(name: String, value: String)]?) in
+            query.allSatisfy { $0 < 0x80 } ? (true, parse(ascii: query)) : (false, nil)
+        }
+        return parsed.ascii ? parsed.pairs : parseCharacters(raw)
+    }
+
+    /// ``parse(_:)`` on an ASCII query's bytes in place: the same answer as splitting the string (`&` and `=` are
+    /// never part of a longer `Character` in ASCII), without a `Substring` per part or a grapheme walk; the split
+    /// was 3.5% of a status request's CPU. Other queries go through ``parseCharacters(_:)``.
+    static func parse(ascii query: UnsafeBufferPointer<UInt8>) -> [(name: String, value: String)]? {
+        var pairs: [(name: String, value: String)] = []
+        var start = 0
+        while start < query.count {
+            var end = start
+            while end < query.count, query[end] != UInt8(ascii: "&") { end += 1 }
+            defer { start = end + 1 }
+            guard end > start else { continue }  // Empty parts are skipped, as the split omits them.
+            let part = UnsafeBufferPointer(rebasing: query[start..<end])
+            let equals = part.firstIndex(of: UInt8(ascii: "="))
+            let name = UnsafeBufferPointer(rebasing: part[..<(equals ?? part.count)])
+            let value = equals.map { UnsafeBufferPointer(rebasing: part[($0 + 1)...]) }
+            guard let decodedName = PercentDecoding.decode(bytes: name, plusIsSpace: true),
+                let decodedValue = value.map({ PercentDecoding.decode(bytes: $0, plusIsSpace: true) }) ?? ""
+            else { return nil }
+            pairs.append((decodedName, decodedValue))
+        }
+        return pairs
+    }
+
+    /// ``parse(_:)`` by splitting the string into `Character`s: for queries with bytes outside ASCII.
+    static func parseCharacters(_ raw: String) -> [(name: String, value: String)]? {
         var pairs: [(name: String, value: String)] = []
         for part in raw.split(separator: "&", omittingEmptySubsequences: true) {
             let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

@@ -154,13 +154,13 @@ public final class ServiceAssembly: Sendable {
             return { _ in LoopFenceCompanion(cache.makeLoopFence { try LoopFenceCompanion.connect(url) }) }
         }
         let server = try Server(configuration: configuration, handler: handler(router), companion: companion)
+        metrics.gauge("fbs_http_requests_waiting", help: "Requests suspended while their handler waits.") {
+            [([], Double(server.waitingRequests))]
+        }
         if let cache {
             // Each loop's fence connection becomes current within milliseconds of its start when the database is
             // up; until then its requests take the listener's fence, so this wait is only for steadier first answers.
             cache.waitForLoopFences(server.loopCount, upTo: .seconds(1))
-        }
-        metrics.gauge("fbs_http_requests_waiting", help: "Requests suspended while their handler waits.") {
-            [([], Double(server.waitingRequests))]
         }
         return server
     }

@@ -44,3 +44,39 @@ import Testing
         }
     }
 }
+
+/// The byte parser of ASCII queries (``QueryString/parse(ascii:)``) answers what splitting the string answers: for
+/// awkward queries, the fuzzer's corpus, and random ones made of the characters that matter.
+@Suite struct QueryParsingTests {
+    static let queries = [
+        "", "&", "&&", "=", "a", "a=", "=b", "a=b", "a=b&", "&a=b", "a=b&&c=d", "a==b", "a=b=c", "validate=auto",
+        "a=%20", "a=%2", "a=%zz", "a+b=c+d", "%41=%42", "a=%ff%fe", "a=%C3%A9", "&=&", "x=1&x=2",
+    ]
+
+    private static func show(_ pairs: [(name: String, value: String)]?) -> String {
+        pairs.map { $0.map { "[\($0.name)]=[\($0.value)]" }.joined(separator: " ") } ?? "malformed"
+    }
+
+    @Test func theByteParserAgreesWithTheSplitParser() throws {
+        var queries = Self.queries
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fuzz/Corpus/FuzzPathQuery")
+        for file in (try? FileManager.default.contentsOfDirectory(at: corpus, includingPropertiesForKeys: nil)) ?? [] {
+            let target = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+            let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.count == 2 { queries.append(String(parts[1])) }
+        }
+        let alphabet = Array("ab=&%+2fF0z")
+        for _ in 0..<3000 {
+            queries.append(String((0..<Int.random(in: 0...12)).map { _ in alphabet.randomElement()! }))
+        }
+        var disagreements: [String] = []
+        for query in queries where query.utf8.allSatisfy({ $0 < 0x80 }) {
+            let bytes = Self.show(QueryString.parse(query))
+            let split = Self.show(QueryString.parseCharacters(query))
+            if bytes != split { disagreements.append("\(query): \(bytes) vs \(split)") }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements.count) disagreements: \(disagreements.prefix(5))")
+        #expect(Self.show(QueryString.parse("validate=auto&x=%C3%A9+1")) == "[validate]=[auto] [x]=[é 1]")
+        #expect(Self.show(QueryString.parse("a=\u{E9}&b")) == "[a]=[é] [b]=[]", "not ASCII: split")
+    }
+}
