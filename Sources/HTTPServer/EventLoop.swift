@@ -27,8 +27,8 @@ public protocol EventLoopCompanion: AnyObject {
 /// at most the daemon's and the companion's next deadline and never more than 100 ms; then it runs the daemon
 /// (`MHD_run`) and the companion's ``EventLoopCompanion/afterTurn()``.
 ///
-/// Ownership: the loop owns its `epoll` and `eventfd` descriptors and closes them when its thread ends; the daemon
-/// is the server's, stopped by it after ``join()``.
+/// Ownership: the loop owns its `epoll` descriptor (closed when its thread ends) and its `eventfd` (closed in
+/// `deinit`); the daemon is the server's, stopped by it after ``join()``.
 final class EventLoop: @unchecked Sendable {
     let daemon: OpaquePointer
     private let index: Int
@@ -48,6 +48,11 @@ final class EventLoop: @unchecked Sendable {
         self.makeCompanion = makeCompanion
         wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
         guard wakeDescriptor >= 0 else { throw ServerError(.startFailed, String(cString: strerror(errno))) }
+    }
+
+    deinit {
+        // Here rather than when the thread ends: a late ``wake()`` must never write to a number reused meanwhile.
+        close(wakeDescriptor)
     }
 
     func start() {
@@ -101,7 +106,6 @@ final class EventLoop: @unchecked Sendable {
         let poller = epoll_create1(Int32(EPOLL_CLOEXEC))
         defer {
             close(poller)
-            close(wakeDescriptor)
             ended.signal()
         }
         Self.watch(wakeDescriptor, in: poller, as: Self.wakeTag)
