@@ -198,6 +198,7 @@ public final class ServiceAssembly: Sendable {
             let statistics = cache.currentStatistics
             return [([("kind", "fences_sent")], Double(statistics.fencesSent)),
                     ([("kind", "loop_fences_sent")], Double(statistics.loopFencesSent)),
+                    ([("kind", "loop_connections_lost")], Double(statistics.loopConnectionsLost)),
                     ([("kind", "invalidations")], Double(statistics.invalidations))]
         }
     }

@@ -144,7 +144,8 @@ extension ExactCache {
                     return Self.firstReconnectDelay
                 }
             }
-            guard fences.sent else { return nil }
+            // `sent` stays set after the fence came back (until the next is scheduled): only one out counts.
+            guard fences.inFlight != nil, fences.sent else { return nil }
             let out = now &- sentAt
             if out >= cache.fenceTimeout {
                 lose()
@@ -274,6 +275,7 @@ extension ExactCache {
         lock.withLock {
             log.connectionLost(number)
             entries.removeAll()
+            statistics.loopConnectionsLost += 1
         }
     }
 

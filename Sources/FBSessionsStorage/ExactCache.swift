@@ -43,6 +43,8 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         public var fencesSent = 0
         /// Of ``fencesSent``, those sent on an event loop's own connection (``LoopFence``).
         public var loopFencesSent = 0
+        /// Event loops' fence connections lost or ended for a late fence (each empties the cache).
+        public var loopConnectionsLost = 0
         /// Requests answered without the cache because their fence was lost or timed out, or the listener was
         /// not current.
         public var bypassed = 0

@@ -363,11 +363,28 @@ private final class ListenerKiller: @unchecked Sendable {
         #expect(calm.hits >= 50 && calm.loopFences >= 50, "\(calm)")
         #expect(calm.listenerFences <= 2, "\(calm)")
 
+        // Idle for three fence timeouts: a fence that came back is not out, so nothing ends the connections, and
+        // the cache keeps what it holds (a reconnect would empty it).
+        func fencePIDs() async throws -> [Int] {
+            try await pair.harness.rows(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = 'fbsessiond-fence' ORDER BY pid"
+            ).map { try $0.decode("pid", as: Int.self) }
+        }
+        let before = try await fencePIDs()
+        let missesBefore = cache.currentStatistics.misses
+        try await Task.sleep(for: .milliseconds(1500))
+        let idle = try await pair.second.call("GET", "/v1/sessions/\(id)?validate=never")
+        #expect(idle.status == 200)
+        #expect(try await fencePIDs() == before, "the fence connections were made again while idle")
+        #expect(cache.currentStatistics.misses == missesBefore, "the cache lost its entries while idle")
+        #expect(cache.currentStatistics.loopConnectionsLost == 0)
+
         _ = try await pair.harness.rows(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'fbsessiond-fence'")
         let during = try await pair.second.call("GET", "/v1/sessions/\(id)?validate=never")
         #expect(during.status == 200 && during.json["state"] as? String == "open")
         #expect(await soon(within: 10) { cache.currentLoopFences == loops }, "reconnected")
+        #expect(cache.currentStatistics.loopConnectionsLost >= loops)
         #expect(try await fenceConnections() >= 2 * loops)
         let again = try await warmReads(20)
         #expect(again.hits >= 20 && again.loopFences >= 20, "\(again)")
