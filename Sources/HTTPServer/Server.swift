@@ -111,6 +111,14 @@ public final class Server: @unchecked Sendable {
         core.beginDraining()
         let listener = MHD_quiesce_daemon(daemon)
         if listener >= 0 { close(listener) }
+        drain(gracePeriod: gracePeriod)
+        MHD_stop_daemon(daemon)
+        self.daemon = nil
+    }
+
+    /// Once no new connection is accepted: lets in-flight requests finish for up to `gracePeriod` seconds, answers
+    /// the suspended rest with 503, and gives those a second to go out.
+    private func drain(gracePeriod: Double) {
         let deadline = Date().addingTimeInterval(gracePeriod)
         while core.activeExchanges > 0 && Date() < deadline {
             usleep(5_000)
@@ -120,8 +128,6 @@ public final class Server: @unchecked Sendable {
         while core.activeExchanges > 0 && Date() < last {
             usleep(5_000)
         }
-        MHD_stop_daemon(daemon)
-        self.daemon = nil
     }
 
     deinit {
@@ -187,15 +193,7 @@ public final class Server: @unchecked Sendable {
             let listener = loop.quiesce()
             if listener >= 0 { close(listener) }
         }
-        let deadline = Date().addingTimeInterval(gracePeriod)
-        while core.activeExchanges > 0 && Date() < deadline {
-            usleep(5_000)
-        }
-        core.resumeAllForShutdown()
-        let last = Date().addingTimeInterval(1)
-        while core.activeExchanges > 0 && Date() < last {
-            usleep(5_000)
-        }
+        drain(gracePeriod: gracePeriod)
         for loop in loops { loop.join() }
         for loop in loops { MHD_stop_daemon(loop.daemon) }
         loops = []
