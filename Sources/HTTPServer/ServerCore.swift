@@ -21,8 +21,9 @@ final class ServerCore: @unchecked Sendable {
     private let draining = Atomic<Bool>(false)
     private let liveExchanges = Atomic<Int>(0)
     /// Called after each `MHD_resume_connection`, in loop mode: libmicrohttpd run from an external loop does not wake
-    /// that loop by itself (its manual: the application must run the daemon after resuming), so the server's loop
-    /// for the connection is woken unless it is the calling thread. Set once, before the first loop starts.
+    /// that loop by itself (its manual, "Flow control", promises immediate processing of a resumed connection only
+    /// with internal polling and `MHD_ALLOW_SUSPEND_RESUME`), so the server's loop for the connection is woken unless
+    /// it is the calling thread. Set once, before the first loop starts.
     nonisolated(unsafe) var resumed: (@Sendable (OpaquePointer) -> Void)?
 
     private let reaper: any DispatchSourceTimer
