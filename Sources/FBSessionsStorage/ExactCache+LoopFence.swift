@@ -266,15 +266,12 @@ extension ExactCache {
     }
 
     func loopFenceReturned(_ number: Int) {
-        lock.withLock {
-            if log.fenceReturned(on: number) { entries.removeAll() }
-        }
+        lock.withLock { fenceReturned(on: number) }
     }
 
     func loopLost(_ number: Int) {
         lock.withLock {
-            log.connectionLost(number)
-            entries.removeAll()
+            connectionLost(number)
             statistics.loopConnectionsLost += 1
         }
     }

@@ -128,7 +128,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         watchdog.cancel()
     }
 
-    static func nanoseconds(_ duration: Duration) -> UInt64 {
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
         return UInt64(clamping: max(0, seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000))
     }
@@ -148,8 +148,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     public func detach() {
         let effects = lock.withLock { () -> FenceQueue.Effects in
             sendFence = nil
-            log.connectionLost(Self.listenerConnection)
-            entries.removeAll()
+            connectionLost(Self.listenerConnection)
             return fences.lost()
         }
         apply(effects)
@@ -188,7 +187,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
             guard let token = UInt64(payload) else { return }
             let effects = lock.withLock { () -> FenceQueue.Effects in
                 let (expected, effects) = fences.returned(token)
-                if expected, log.fenceReturned(on: Self.listenerConnection) { entries.removeAll() }
+                if expected { fenceReturned(on: Self.listenerConnection) }
                 return effects
             }
             apply(effects)
@@ -196,8 +195,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
             return
         case .disconnected:
             let effects = lock.withLock { () -> FenceQueue.Effects in
-                log.connectionLost(Self.listenerConnection)
-                entries.removeAll()
+                connectionLost(Self.listenerConnection)
                 return fences.lost()
             }
             apply(effects)
@@ -205,6 +203,18 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
             let effects = lock.withLock { fences.probe() }
             apply(effects)
         }
+    }
+
+    /// Under the lock: a fence came back on `connection` (the listener's or a loop's). When that makes it current the
+    /// log's stream breaks and the cache empties (docs/caching.md, "A fence connection per event loop", rule 2).
+    func fenceReturned(on connection: Int) {
+        if log.fenceReturned(on: connection) { entries.removeAll() }
+    }
+
+    /// Under the lock: `connection` was lost; its announcements may have gone unheard, so the cache empties (rule 2).
+    func connectionLost(_ connection: Int) {
+        log.connectionLost(connection)
+        entries.removeAll()
     }
 
     /// Drops what an announcement names (`*`: everything).

@@ -95,11 +95,8 @@ public final class PostgresFenceConnection {
                 input.lost = true
             }
         }
-        while let notify = PQnotifies(handle) {
-            let channel = notify.pointee.relname.map { String(cString: $0) } ?? ""
-            let payload = notify.pointee.extra.map { String(cString: $0) } ?? ""
-            PQfreemem(notify)
-            input.notifications.append((channel, payload))
+        while let notification = PostgresListenerLoop.nextNotification(handle) {
+            input.notifications.append(notification)
         }
         if PQstatus(handle) != CONNECTION_OK { input.lost = true }
         return input

@@ -234,16 +234,20 @@ final class PostgresListenerLoop: @unchecked Sendable {
 
     /// Hands every queued notification to the callback, freeing each with `PQfreemem`.
     private func drain(_ handle: OpaquePointer) {
-        while let notify = PQnotifies(handle) {
-            let channel = notify.pointee.relname.map { String(cString: $0) } ?? ""
-            let payload = notify.pointee.extra.map { String(cString: $0) } ?? ""
-            PQfreemem(notify)
+        while let (channel, payload) = Self.nextNotification(handle) {
             if channel == configuration.fenceChannel {
                 onSignal(.fence(token: payload))
             } else {
                 onSignal(.notification(channel: channel, payload: payload))
             }
         }
+    }
+
+    /// The next notification libpq has parsed on `handle` (`PQnotifies`, freed here), or nil.
+    static func nextNotification(_ handle: OpaquePointer) -> (channel: String, payload: String)? {
+        guard let notify = PQnotifies(handle) else { return nil }
+        defer { PQfreemem(notify) }
+        return (notify.pointee.relname.map { String(cString: $0) } ?? "", notify.pointee.extra.map { String(cString: $0) } ?? "")
     }
 
     /// Fences by a bare Sync from PostgreSQL 15 on (`PostgresListener.FenceMethod.sync`), by `NOTIFY` before:
