@@ -42,6 +42,27 @@ final class EventLoop: @unchecked Sendable {
     /// Set once the companion exists (on the loop's thread), for ``join()``.
     private var companion: (any EventLoopCompanion)?
 
+    // Requests parked in place (``ServerCore``): their connections stay in libmicrohttpd's `epoll` set and its list
+    // of connections to process, so the daemon asks for a turn at once (a timeout of 0) while any is parked, and the
+    // loop must tell that apart from work of its own. Touched on the loop's thread only.
+    /// Requests parked in place whose ``Wake`` has not come yet.
+    var parkedInPlace = 0 { didSet { publishWaiting() } }
+    /// Requests woken in place that the daemon has not run again yet.
+    var wokenInPlace = 0 { didSet { publishWaiting() } }
+    /// Whether a response was queued during the turn (libmicrohttpd sends one queued outside its first read on a
+    /// later turn).
+    var queuedThisTurn = false
+    /// The requests parked or woken in place, for ``Server/waitingRequests`` (read on any thread).
+    let waitingInPlace = Atomic<Int>(0)
+    /// Work posted by other threads for the loop's thread (``post(_:)``).
+    private let mailbox = Mutex<[@Sendable () -> Void]>([])
+
+    /// The longest the loop sleeps while it has requests parked in place and nothing else known to do, in
+    /// milliseconds: a parked request's wake comes with a wake-up of the loop, so this only bounds how soon the
+    /// handler timeout is seen, and how long work libmicrohttpd has pending and gives no sign of waits meanwhile
+    /// (a socket buffer it filled in one read).
+    static let parkedTick: UInt64 = 1
+
     init(daemon: OpaquePointer, index: Int, makeCompanion: @escaping @Sendable (Int) -> any EventLoopCompanion) throws {
         self.daemon = daemon
         self.index = index
@@ -98,6 +119,34 @@ final class EventLoop: @unchecked Sendable {
         _ = write(wakeDescriptor, &one, 8)
     }
 
+    /// Runs `work` on the loop's thread before its next turn (any thread). Work posted after the loop ended never
+    /// runs.
+    func post(_ work: @escaping @Sendable () -> Void) {
+        mailbox.withLock { $0.append(work) }
+        wake()
+    }
+
+    private func deliverMail() {
+        let posted = mailbox.withLock { box -> [@Sendable () -> Void] in
+            defer { box.removeAll() }
+            return box
+        }
+        for work in posted { work() }
+    }
+
+    private func publishWaiting() {
+        waitingInPlace.store(parkedInPlace + wokenInPlace, ordering: .relaxed)
+    }
+
+    /// How long the loop may sleep for the daemon, in milliseconds, given what `MHD_get_timeout` said.
+    private func daemonSleep(_ said: UInt64) -> UInt64 {
+        // 0 means work is pending. While requests are parked in place it always says 0 (they stay on its list), so
+        // the loop runs again at once only when something besides them is known to be pending: a woken request, or
+        // a response queued in the last turn (libmicrohttpd sends it on the next).
+        guard said == 0, parkedInPlace > 0, wokenInPlace == 0, !queuedThisTurn else { return said }
+        return Self.parkedTick
+    }
+
     private func run() {
         fbs_name_this_thread("fbs-loop-\(index)")
         pthread_setspecific(Self.threadKey, Unmanaged.passUnretained(self).toOpaque())
@@ -120,7 +169,7 @@ final class EventLoop: @unchecked Sendable {
             }
             var timeout: UInt64 = 100
             var daemonTimeout: UInt64 = 0
-            if MHD_get_timeout(daemon, &daemonTimeout) == .YES { timeout = min(timeout, daemonTimeout) }
+            if MHD_get_timeout(daemon, &daemonTimeout) == .YES { timeout = min(timeout, daemonSleep(daemonTimeout)) }
             if let companionDeadline { timeout = min(timeout, (companionDeadline + 999_999) / 1_000_000) }
             let ready = epoll_wait(poller, &events, Int32(events.count), Int32(timeout))
             for event in events.prefix(Int(max(0, ready))) {
@@ -129,9 +178,11 @@ final class EventLoop: @unchecked Sendable {
                 case Self.wakeTag:
                     var count: UInt64 = 0
                     _ = read(wakeDescriptor, &count, 8)
+                    deliverMail()
                 default: break
                 }
             }
+            queuedThisTurn = false
             _ = MHD_run(daemon)
             companionDeadline = companion.afterTurn()
             let now = companion.watched

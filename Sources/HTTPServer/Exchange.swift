@@ -6,7 +6,8 @@ import Synchronization
 /// Ownership: created by `uriLogThunk`, retained in libmicrohttpd's per-request context pointer, and released
 /// exactly once by `requestCompletedThunk`. Thread safety: libmicrohttpd calls for one connection come from one
 /// thread at a time; the only other writers are the task that finishes a suspended request and the thread that
-/// wakes a parked one, and they change ``state`` only under ``ServerCore``'s lock.
+/// wakes a parked one, and they change ``state`` only under ``ServerCore``'s lock. An exchange parked in place (loop
+/// mode) is touched by its loop's thread only: a wake from elsewhere is posted to that loop.
 final class Exchange {
     enum State {
         /// The URI is known; the head has not been inspected yet.
@@ -19,7 +20,11 @@ final class Exchange {
         case waiting
         /// Suspended with no task until its ``Wake`` is called (``Reply/parked(_:)``).
         case parked
-        /// Woken: the connection was resumed to run this on the server's thread.
+        /// Parked without suspending the connection, on an event loop (``EventLoop``), until its ``Wake`` is called:
+        /// libmicrohttpd keeps calling the handler on each turn, which answers nothing until then.
+        case parkedInPlace
+        /// Woken: the connection was resumed (or, parked in place, will be run on its loop's next turn) to run this on
+        /// the server's thread.
         case woken(@Sendable () -> Reply)
         /// The handler finished; the connection was resumed to send this.
         case ready(Response)
@@ -43,6 +48,8 @@ final class Exchange {
     var connection: OpaquePointer?
     /// The handler's task while suspended, so a timeout can cancel it.
     var task: Task<Void, Never>?
+    /// The loop the exchange is parked on in place, from ``State/parkedInPlace`` until it runs again or ends.
+    var loop: EventLoop?
 
     init(rawURI: String) {
         self.rawURI = rawURI

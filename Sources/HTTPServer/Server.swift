@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Foundation
+import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd that answers every request through a ``RequestHandler``.
 ///
@@ -26,6 +27,10 @@ public final class Server: @unchecked Sendable {
     private let lock = NSLock()
     private var daemon: OpaquePointer?
     private var loops: [EventLoop] = []
+    /// The core's timer for the handler timeout; cancelled when the server stops.
+    private var reaper: (any DispatchSourceTimer)?
+    /// The loops too, for the gauges, which must not wait for ``lock`` while a shutdown holds it.
+    private let runningLoops = Mutex<[EventLoop]>([])
 
     /// Binds the socket and starts serving.
     ///
@@ -71,6 +76,7 @@ public final class Server: @unchecked Sendable {
         options.append(MHD_OPTION.END.rawValue)
         if let companion {
             try startLoops(threads, socket: socket, options: options, companion: companion)
+            reaper = core.startReaper()
             return
         }
         // Handed over before the call, not after it succeeds: libmicrohttpd closes the socket itself when it fails
@@ -87,6 +93,7 @@ public final class Server: @unchecked Sendable {
             throw ServerError(.startFailed, "libmicrohttpd did not start on \(configuration.host):\(port): \(reason)")
         }
         self.daemon = started
+        reaper = core.startReaper()
     }
 
     /// The event loops in loop mode; 0 otherwise.
@@ -95,14 +102,20 @@ public final class Server: @unchecked Sendable {
     /// Requests in progress (head received, response not yet finished).
     public var activeRequests: Int { core.activeExchanges }
 
-    /// Requests suspended while their handler waits.
-    public var waitingRequests: Int { core.waitingCount }
+    /// Requests waiting while their handler works or their wake is due (suspended, or parked in place on a loop).
+    public var waitingRequests: Int {
+        core.waitingCount + runningLoops.withLock { $0.reduce(0) { $0 + $1.waitingInPlace.load(ordering: .relaxed) } }
+    }
 
     /// Stops accepting connections, lets in-flight requests finish for up to `gracePeriod` seconds, answers the
     /// rest with 503, and stops. Idempotent; blocks the calling thread until the daemon has stopped.
     public func shutdown(gracePeriod: Double = 10) {
         lock.lock()
-        defer { lock.unlock() }
+        defer {
+            reaper?.cancel()
+            reaper = nil
+            lock.unlock()
+        }
         if !loops.isEmpty {
             stopLoops(gracePeriod: gracePeriod)
             return
@@ -183,6 +196,7 @@ public final class Server: @unchecked Sendable {
         }
         for loop in started { loop.start() }
         loops = started
+        runningLoops.withLock { $0 = started }
     }
 
     /// ``shutdown(gracePeriod:)`` in loop mode: each loop stops accepting (on its own thread), in-flight requests
@@ -197,6 +211,7 @@ public final class Server: @unchecked Sendable {
         for loop in loops { loop.join() }
         for loop in loops { MHD_stop_daemon(loop.daemon) }
         loops = []
+        runningLoops.withLock { $0 = [] }
     }
 }
 

@@ -19,6 +19,8 @@ final class ServerCore: @unchecked Sendable {
     private var waiting: [ObjectIdentifier: Exchange] = [:]
     private var stopping = false
     private let draining = Atomic<Bool>(false)
+    /// `stopping`, for the requests parked in place, which check it on every turn without the lock.
+    private let stoppingNow = Atomic<Bool>(false)
     private let liveExchanges = Atomic<Int>(0)
     /// Called after each `MHD_resume_connection`, in loop mode: libmicrohttpd run from an external loop does not wake
     /// that loop by itself (its manual, "Flow control", promises immediate processing of a resumed connection only
@@ -26,20 +28,21 @@ final class ServerCore: @unchecked Sendable {
     /// it is the calling thread. Set once, before the first loop starts.
     nonisolated(unsafe) var resumed: (@Sendable (OpaquePointer) -> Void)?
 
-    private let reaper: any DispatchSourceTimer
-
     init(configuration: ServerConfiguration, handler: ErasedHandler) {
         self.configuration = configuration
         self.handler = handler
-        let interval = min(0.25, max(0.01, configuration.handlerTimeout / 4))
-        reaper = DispatchSource.makeTimerSource(queue: .global())
-        reaper.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
-        reaper.setEventHandler { [weak self] in self?.reapExpired() }
-        reaper.resume()
     }
 
-    deinit {
-        reaper.cancel()
+    /// Starts the timer that answers requests past the handler timeout (``reapExpired()``). It holds this core
+    /// until the caller cancels it: a weak reference would move the core's reference count to a side table, and
+    /// libmicrohttpd's threads retain the core on every call (3% of a status request in `perf`).
+    func startReaper() -> any DispatchSourceTimer {
+        let interval = min(0.25, max(0.01, configuration.handlerTimeout / 4))
+        let reaper = DispatchSource.makeTimerSource(queue: .global())
+        reaper.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
+        reaper.setEventHandler { [self] in reapExpired() }
+        reaper.resume()
+        return reaper
     }
 
     /// Requests that have started and not yet ended.
@@ -56,6 +59,7 @@ final class ServerCore: @unchecked Sendable {
         if exchange.suspended {
             lock.withLock { waiting[ObjectIdentifier(exchange)] = nil }
         }
+        leaveInPlace(exchange)
         liveExchanges.wrappingSubtract(1, ordering: .sequentiallyConsistent)
         let outcome: ExchangeRecord.Outcome
         switch termination {
@@ -86,7 +90,10 @@ final class ServerCore: @unchecked Sendable {
             return dispatch(exchange, connection: connection)
         case .waiting, .parked:
             return true
+        case .parkedInPlace:
+            return checkParkedInPlace(exchange, on: connection)
         case .woken(let next):
+            leaveInPlace(exchange)
             return proceed(next(), for: exchange, on: connection)
         case .ready(let response):
             return queue(response, for: exchange, on: connection)  // suspended before: the locked path
@@ -180,6 +187,9 @@ final class ServerCore: @unchecked Sendable {
             run(work, for: exchange)
             return true
         case .parked(let park):
+            if let loop = EventLoop.onThisThread {
+                return parkInPlace(exchange, park, on: loop, connection: connection)
+            }
             guard suspend(exchange, as: .parked, on: connection) else {
                 return queue(Self.shuttingDown(exchange.head?.requestID), for: exchange, on: connection)
             }
@@ -201,6 +211,69 @@ final class ServerCore: @unchecked Sendable {
         }
         if accepted { MHD_suspend_connection(connection) }
         return accepted
+    }
+
+    // MARK: Parked in place (loop mode)
+
+    /// Parks an exchange on its loop without suspending the connection: suspending and resuming cost two `epoll_ctl`
+    /// calls, two locks and a walk of libmicrohttpd's lists per request, a tenth of a status request answered from
+    /// the exact cache (docs/benchmarks.md). The connection stays on the daemon's list of connections to process,
+    /// so the handler is called again on every turn of the loop; it answers nothing until the wake has come, and
+    /// 503 once the handler timeout has passed or the server is stopping. A wake on the loop's thread (a fence on
+    /// the loop's own connection) takes effect at once; one from any other thread is posted to the loop.
+    private func parkInPlace(
+        _ exchange: Exchange, _ park: @Sendable (Wake) -> Void, on loop: EventLoop, connection: OpaquePointer
+    ) -> Bool {
+        guard !stoppingNow.load(ordering: .relaxed) else {
+            return queue(Self.shuttingDown(exchange.head?.requestID), for: exchange, on: connection)
+        }
+        exchange.state = .parkedInPlace
+        exchange.loop = loop
+        loop.parkedInPlace += 1
+        let box = ExchangeBox(exchange)
+        park(
+            Wake { [self] next in
+                if EventLoop.onThisThread === loop {
+                    wakeInPlace(box.exchange, with: next)
+                } else {
+                    loop.post { [self] in wakeInPlace(box.exchange, with: next) }
+                }
+            })
+        return true
+    }
+
+    /// On the exchange's loop: the wake of an exchange parked in place, unless it was answered meanwhile.
+    private func wakeInPlace(_ exchange: Exchange, with next: @escaping @Sendable () -> Reply) {
+        guard case .parkedInPlace = exchange.state, let loop = exchange.loop else { return }
+        exchange.state = .woken(next)
+        loop.parkedInPlace -= 1
+        loop.wokenInPlace += 1
+    }
+
+    /// The handler called again for an exchange still parked in place: nothing yet, or 503 when its time is up.
+    private func checkParkedInPlace(_ exchange: Exchange, on connection: OpaquePointer) -> Bool {
+        let response: Response
+        if stoppingNow.load(ordering: .relaxed) {
+            response = Self.shuttingDown(exchange.head?.requestID)
+        } else if exchange.started + UInt64(configuration.handlerTimeout * 1e9) < DispatchTime.now().uptimeNanoseconds {
+            response = .handlerTimedOut(requestID: exchange.head?.requestID)
+        } else {
+            return true
+        }
+        leaveInPlace(exchange)
+        return queue(response, for: exchange, on: connection)
+    }
+
+    /// The exchange is no longer parked or woken in place (it runs again, is answered, or ended): its loop stops
+    /// counting it.
+    private func leaveInPlace(_ exchange: Exchange) {
+        guard let loop = exchange.loop else { return }
+        exchange.loop = nil
+        switch exchange.state {
+        case .parkedInPlace: loop.parkedInPlace -= 1
+        case .woken: loop.wokenInPlace -= 1
+        default: break
+        }
     }
 
     /// Resumes a parked exchange to run `next` on its connection's thread, unless it was answered meanwhile (timed
@@ -271,6 +344,7 @@ final class ServerCore: @unchecked Sendable {
     func resumeAllForShutdown() {
         let pending: [Exchange] = lock.withLock {
             stopping = true
+            stoppingNow.store(true, ordering: .relaxed)
             return Array(waiting.values)
         }
         for exchange in pending {
@@ -287,6 +361,7 @@ final class ServerCore: @unchecked Sendable {
     var waitingCount: Int { lock.withLock { waiting.count } }
 
     private func queue(_ response: Response, for exchange: Exchange, on connection: OpaquePointer) -> Bool {
+        EventLoop.onThisThread?.queuedThisTurn = true
         // Under the lock once the exchange was suspended: `finish` reads the state under it from other threads (a
         // handler's task finishing after the reaper answered 503, or the other way round), and `State` carries a
         // `Response`, so an unlocked write is a data race (ThreadSanitizer reported it here). An exchange never

@@ -27,9 +27,14 @@ func accessHandlerThunk(
     guard let cls, let connection, let uploadDataSize, let context, let stored = context.pointee else {
         return .NO
     }
-    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
-    let exchange = Unmanaged<Exchange>.fromOpaque(stored).takeUnretainedValue()
-    let keep = core.handle(exchange, connection: connection, method: method, upload: uploadData, uploadSize: uploadDataSize)
+    // Borrowed, not retained: libmicrohttpd holds both for the call (the core outlives the daemon, the exchange is
+    // released only by `requestCompletedThunk`), and a retain and release of the core shared by every loop bounced
+    // its reference count between the cores.
+    let keep = Unmanaged<ServerCore>.fromOpaque(cls)._withUnsafeGuaranteedRef { core in
+        Unmanaged<Exchange>.fromOpaque(stored)._withUnsafeGuaranteedRef { exchange in
+            core.handle(exchange, connection: connection, method: method, upload: uploadData, uploadSize: uploadDataSize)
+        }
+    }
     return keep ? .YES : .NO
 }
 

@@ -111,6 +111,21 @@ private struct ParkingHandler: RequestHandler {
                 return .now(.error(status: 500, code: "internal_error", message: "no companion on this thread"))
             }
             return .parked { wake in companion.park(wake) }
+        case "/parked-elsewhere":
+            // Woken from a thread of its own, as the event listener's fence wakes requests when a loop's own
+            // connection is not current: the rest must still run on the loop that parked it.
+            let parkedOn = threadID()
+            return .parked { wake in
+                Thread.detachNewThread {
+                    usleep(2_000)
+                    wake {
+                        let body = Array("{\"parked_on\":\"\(parkedOn)\",\"answered_on\":\"\(threadID())\"}".utf8)
+                        return .now(.json(status: 200, body: body))
+                    }
+                }
+            }
+        case "/parked-forever":
+            return .parked { _ in }
         default:
             return .now(.json(status: 200, body: Array("{\"thread\":\"\(threadID())\"}".utf8)))
         }
@@ -124,11 +139,11 @@ private func threadID() -> String {
     String(pthread_self())
 }
 
-private func loopServer(threads: Int = 2) throws -> (Server, Companions) {
+private func loopServer(threads: Int = 2, handlerTimeout: Double = 5) throws -> (Server, Companions) {
     var configuration = ServerConfiguration()
     configuration.port = 0
     configuration.threads = threads
-    configuration.handlerTimeout = 5
+    configuration.handlerTimeout = handlerTimeout
     let companions = Companions()
     let server = try Server(configuration: configuration, handler: ParkingHandler(companions: companions)) { _ in
         companions.make()
@@ -223,6 +238,66 @@ struct EventLoopServerTests {
             }
             let median = times.sorted()[times.count / 2]
             #expect(median < 0.05, "median \(median * 1000) ms")
+        }
+    }
+
+    // MARK: Parked in place
+
+    /// A request parked on a loop keeps its connection in the loop's daemon (no suspension); a wake from another
+    /// thread is posted to that loop, which runs the rest on its own thread.
+    @Test func aRequestParkedInPlaceAndWokenFromAnotherThreadIsAnsweredOnItsLoop() async throws {
+        try await onThread {
+            let (server, companions) = try loopServer(threads: 2)
+            defer { server.shutdown() }
+            let connection = try RawConnection(port: server.port)
+            for round in 0..<30 {
+                connection.send(get("/parked-elsewhere"))
+                let reply = try connection.readReply()
+                #expect(reply.status == 200, "round \(round)")
+                let seen = (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: String] ?? [:]
+                #expect(seen["parked_on"] != nil && seen["parked_on"] == seen["answered_on"], "round \(round): \(seen)")
+                #expect(companions.all.keys.contains(seen["parked_on"] ?? ""), "\(seen)")
+            }
+            #expect(eventually { server.waitingRequests == 0 })
+        }
+    }
+
+    /// Requests parked in place and never woken: counted as waiting, answered 503 at the handler timeout, and
+    /// meanwhile the loop sleeps rather than spinning (the daemon asks for a turn at once while they are on its
+    /// list; the loop turns about once a millisecond, not tens of thousands of times).
+    @Test func requestsParkedInPlaceTimeOutWithoutSpinningTheLoop() async throws {
+        try await onThread {
+            let (server, companions) = try loopServer(threads: 1, handlerTimeout: 1.5)
+            defer { server.shutdown() }
+            let connections = try (0..<4).map { _ in try RawConnection(port: server.port) }
+            let start = Date()
+            for connection in connections { connection.send(get("/parked-forever")) }
+            #expect(eventually { server.waitingRequests == 4 }, "waiting: \(server.waitingRequests)")
+            let turnsBefore = companions.all.values.first?.turns ?? 0
+            usleep(500_000)
+            let turns = (companions.all.values.first?.turns ?? 0) - turnsBefore
+            #expect(turns < 2_000, "\(turns) turns in 0.5 s with 4 requests parked")
+            for connection in connections {
+                let reply = try connection.readReply()
+                #expect(reply.status == 503)
+                #expect(String(decoding: reply.body, as: UTF8.self).contains("\"timeout\""))
+            }
+            let waited = Date().timeIntervalSince(start)
+            #expect(waited >= 1.4 && waited < 3, "answered after \(waited) s")
+            #expect(eventually { server.waitingRequests == 0 })
+        }
+    }
+
+    @Test func shutdownAnswersRequestsParkedInPlace() async throws {
+        try await onThread {
+            let (server, _) = try loopServer(threads: 2)
+            let connections = try (0..<3).map { _ in try RawConnection(port: server.port) }
+            for connection in connections { connection.send(get("/parked-forever")) }
+            #expect(eventually { server.waitingRequests == 3 })
+            server.shutdown(gracePeriod: 0.2)
+            for connection in connections {
+                #expect(try connection.readReply().status == 503)
+            }
         }
     }
 }
