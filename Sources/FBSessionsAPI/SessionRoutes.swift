@@ -4,18 +4,11 @@ import Support
 
 /// Login, status, logout and the token reveal.
 enum SessionRoutes {
-    /// A status as it is rendered (``RenderedBodies``).
-    private struct Shown: Equatable, Sendable {
-        let session: Session
-        let validation: SessionService.Validation
-    }
-
     static func routes(_ services: Services) -> [Route] {
         let sessions = services.sessions
         let maxSlots = services.maxSlots
         let loginFlow = services.loginFlow
         let limitedFlow = services.limitedLogin
-        let statusBodies = RenderedBodies<String, Shown>(limit: 1024)
         return [
             /// - Remark: HTTP POST /v1/sessions (openapi.yaml operationId createSession)
             Route("POST", "/v1/sessions", operationID: "createSession", scope: .sessions, acceptsJSON: true, body: .waiting { context in
@@ -43,11 +36,10 @@ enum SessionRoutes {
             /// - Remark: HTTP GET /v1/sessions/{id} (openapi.yaml operationId getSession)
             Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, cached: { context, pass in
                 let (id, app, mode) = try statusRequest(context)
-                return sessions.cachedStatus(id, app: app, mode: mode, pass: pass).map { session, validation in
-                    .json(status: 200, body: statusBodies.body(id, for: Shown(session: session, validation: validation)) {
-                        SessionDTO(session: $0.session, validation: $0.validation).jsonBytes
-                    })
+                let body = sessions.cachedStatusBody(id, app: app, mode: mode, pass: pass) {
+                    SessionDTO(session: $0, validation: .cached).jsonBytes
                 }
+                return body.map { .json(status: 200, body: $0) }
             }, mayAnswerFromCache: { context in
                 context.parameters["id"].map(sessions.mayHold) ?? true
             }, body: .waiting { context in

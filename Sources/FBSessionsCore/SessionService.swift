@@ -110,18 +110,37 @@ public struct SessionService: Sendable {
         _ = try? await store.session(id: id, appID: app.id)
     }
 
-    public func cachedStatus(_ id: String, app: App, mode: ValidateMode, pass: FencePass) -> (Session, Validation)? {
-        store.cachedSession(id: id, appID: app.id, pass: pass).flatMap { answerWithoutGraph($0, mode: mode) }
+    /// The body of a status answered from the exact cache (validation `cached`), when `mode` needs no call to
+    /// Graph: the one kept beside the cached session when it was rendered from the session shown in the same state
+    /// as now, else `render(shown)`, kept there for the next request. (``present(_:now:)`` changes nothing but the
+    /// state, so the stored session and the state determine the body.)
+    public func cachedStatusBody(
+        _ id: String, app: App, mode: ValidateMode, pass: FencePass, render: (Session) -> [UInt8]
+    ) -> [UInt8]? {
+        guard let (stored, kept) = store.cachedSessionWithBody(id: id, appID: app.id, pass: pass) else { return nil }
+        let now = Date()
+        guard answersWithoutGraph(stored, mode: mode, now: now) else { return nil }
+        let state = shownState(of: stored, now: now)
+        if let kept, kept.shownState == state { return kept.body }
+        var shown = stored
+        shown.state = state
+        let body = render(shown)
+        store.keepRendered(RenderedBody(shownState: state, body: body), from: stored)
+        return body
     }
 
     /// The answer when `mode` needs no call to Graph for this session, else nil.
     private func answerWithoutGraph(_ session: Session, mode: ValidateMode) -> (Session, Validation)? {
         let now = Date()
-        // A Limited Login token cannot be shown to Graph: such a session is never validated, whatever `mode` says.
-        guard session.state == .closed || session.loginKind == .limited || mode == .never
-            || (mode == .auto && isFresh(session, now: now))
-        else { return nil }
+        guard answersWithoutGraph(session, mode: mode, now: now) else { return nil }
         return (present(session, now: now), .cached)
+    }
+
+    /// Whether `mode` needs no call to Graph for this session now.
+    private func answersWithoutGraph(_ session: Session, mode: ValidateMode, now: Date) -> Bool {
+        // A Limited Login token cannot be shown to Graph: such a session is never validated, whatever `mode` says.
+        session.state == .closed || session.loginKind == .limited || mode == .never
+            || (mode == .auto && isFresh(session, now: now))
     }
 
     private func validate(_ id: String, app: App, staleAfter: Double) async throws -> (Session, Validation)? {
@@ -233,6 +252,7 @@ public struct SessionService: Sendable {
 
     /// The state the contract shows: `open` within the TTL (and not awaiting reauthorization), else `token_loaded`;
     /// a Limited Login session is `open` until it closes (nothing can validate it again).
+    /// Changes nothing but the state: ``cachedStatusBody(_:app:mode:pass:render:)`` relies on it.
     func present(_ session: Session, now: Date) -> Session {
         var shown = session
         shown.state = shownState(of: session, now: now)

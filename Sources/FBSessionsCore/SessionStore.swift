@@ -19,6 +19,14 @@ public protocol SessionStore: Sendable {
     /// pass; read with ``session(id:appID:)``). No I/O. Default: nil.
     func cachedSession(id: String, appID: String, pass: FencePass) -> Session?
 
+    /// The session as the exact cache holds it, like ``cachedSession(id:appID:pass:)``, with the body last
+    /// rendered from it and kept there (``keepRendered(_:from:)``), if any. Default: the session alone.
+    func cachedSessionWithBody(id: String, appID: String, pass: FencePass) -> (session: Session, rendered: RenderedBody?)?
+
+    /// Keeps a body rendered from a session read from the exact cache beside it, while the cache holds that very
+    /// session. No I/O. Default: nothing is kept.
+    func keepRendered(_ rendered: RenderedBody, from session: Session)
+
     /// The owner's list as the exact cache holds it, like ``cachedSession(id:appID:pass:)``. Default: nil.
     func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]?
 
@@ -66,11 +74,36 @@ public protocol SessionStore: Sendable {
 extension SessionStore {
     public func cachedSession(id: String, appID: String, pass: FencePass) -> Session? { nil }
 
+    public func cachedSessionWithBody(id: String, appID: String, pass: FencePass)
+        -> (session: Session, rendered: RenderedBody?)?
+    {
+        cachedSession(id: id, appID: appID, pass: pass).map { ($0, nil) }
+    }
+
+    public func keepRendered(_ rendered: RenderedBody, from session: Session) {}
+
     public func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]? { nil }
 
     public func mayHoldSession(id: String) -> Bool { false }
 
     public func mayHoldSessions(owner: String, appID: String) -> Bool { false }
+}
+
+/// A response body rendered from a stored session as shown at some moment, kept beside it in the exact cache so that
+/// an unchanged session is not rendered again. How a session is shown differs from how it is stored only in its
+/// state (``SessionService``'s presentation), so the state it was shown in is all a kept body needs beside the
+/// stored session it was rendered from: it is reused only for that very session shown in that state, and so never
+/// says anything the session does not.
+public struct RenderedBody: Sendable {
+    /// The state the session was shown in.
+    public let shownState: SessionState
+    /// The body rendered.
+    public let body: [UInt8]
+
+    public init(shownState: SessionState, body: [UInt8]) {
+        self.shownState = shownState
+        self.body = body
+    }
 }
 
 /// What a verified login stores.

@@ -78,6 +78,22 @@ struct ClockCache<Key: Hashable, Value> {
         return true
     }
 
+    /// Changes `key`'s value in place, if held, to one that takes `size` bytes, and evicts other entries until the
+    /// values fit. `change` may decline (return false), and then nothing changes; so does a size larger than the
+    /// whole capacity. Not a use (the entry's reference bit is left as it is).
+    ///
+    /// - Returns: Whether the value was changed.
+    @discardableResult
+    mutating func update(_ key: Key, bytes size: Int, _ change: (inout Value) -> Bool) -> Bool {
+        guard let position = index[key], size <= capacity, change(&slots[position]!.value) else { return false }
+        bytes += size - slots[position]!.bytes
+        slots[position]!.bytes = size
+        while bytes > capacity, index.count > 1 {
+            evictOne(sparing: position)
+        }
+        return true
+    }
+
     /// True when `key` was refused lately (and forgets it); else remembers it and returns false.
     private mutating func admitsOnSecondTry(_ key: Key) -> Bool {
         if refused.isEmpty { refused = Array(repeating: 0, count: Self.doorkeeperSlots) }
@@ -113,11 +129,11 @@ struct ClockCache<Key: Hashable, Value> {
         hand = 0
     }
 
-    private mutating func evictOne() {
+    private mutating func evictOne(sparing spared: Int = -1) {
         while true {
             if hand >= slots.count { hand = 0 }
             defer { hand += 1 }
-            guard let slot = slots[hand] else { continue }
+            guard hand != spared, let slot = slots[hand] else { continue }
             if slot.referenced {
                 slots[hand]!.referenced = false
             } else {

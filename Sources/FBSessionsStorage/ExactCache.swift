@@ -93,7 +93,8 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     }
 
     enum Entry {
-        case session(Session)
+        /// A session, and the body last rendered from it (``keepRendered(_:from:)``).
+        case session(Session, RenderedBody?)
         /// An owner's live sessions, by slot; the app and owner are kept since the key is a hash of them.
         case ownerList(appID: String, owner: String, [Session])
         case liveKey
@@ -320,15 +321,38 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// The cached session, if any (call after ``fence()`` returned true).
     public func session(id: String, appID: String) -> Session? {
+        sessionWithBody(id: id, appID: appID)?.session
+    }
+
+    /// The cached session and the body last rendered from it, if any (call after ``fence()`` returned true).
+    public func sessionWithBody(id: String, appID: String) -> (session: Session, rendered: RenderedBody?)? {
         lock.withLock {
-            guard case .session(let session) = entries.value(for: Self.sessionKey(id)), session.appID == appID else {
+            guard case .session(let session, let rendered) = entries.value(for: Self.sessionKey(id)),
+                session.appID == appID
+            else {
                 statistics.misses += 1
                 return nil
             }
             statistics.hits += 1
-            return session
+            return (session, rendered)
         }
     }
+
+    /// Keeps a body rendered from `session` beside it, counted in the cache's bytes, if the cache still holds that
+    /// very session: an entry changed or dropped meanwhile keeps nothing. The body replaces any kept before.
+    public func keepRendered(_ rendered: RenderedBody, from session: Session) {
+        lock.withLock {
+            let size = Self.estimatedBytes(of: session) + Self.renderedOverhead + rendered.body.count
+            _ = entries.update(Self.sessionKey(session.id), bytes: size) { entry in
+                guard case .session(let held, _) = entry, held == session else { return false }
+                entry = .session(held, rendered)
+                return true
+            }
+        }
+    }
+
+    /// What a kept body takes beside its bytes: the array's header and the allocator's overhead.
+    static let renderedOverhead = 64
 
     /// The owner's cached list of live sessions, if any (call after ``fence()`` returned true).
     public func sessions(owner: String, appID: String) -> [Session]? {
@@ -381,7 +405,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// Keeps a session read from the database, unless something about it was announced since `mark`.
     func fill(_ session: Session, since mark: InvalidationLog.Mark) {
-        keep(.session(session), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
+        keep(.session(session, nil), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
     }
 
     /// Keeps an owner's list read from the database, unless something about the owner was announced since `mark`

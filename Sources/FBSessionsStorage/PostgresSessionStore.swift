@@ -128,6 +128,17 @@ public struct PostgresSessionStore: SessionStore {
         return cache.session(id: id, appID: appID)
     }
 
+    public func cachedSessionWithBody(id: String, appID: String, pass: FencePass)
+        -> (session: Session, rendered: RenderedBody?)?
+    {
+        guard let cache, pass.covers(cache) else { return nil }
+        return cache.sessionWithBody(id: id, appID: appID)
+    }
+
+    public func keepRendered(_ rendered: RenderedBody, from session: Session) {
+        cache?.keepRendered(rendered, from: session)
+    }
+
     public func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]? {
         guard let cache, pass.covers(cache) else { return nil }
         return cache.sessions(owner: owner, appID: appID)

@@ -327,6 +327,30 @@ private final class ListenerKiller: @unchecked Sendable {
         #expect(cleared.json["action_required"] is NSNull || cleared.json["action_required"] == nil, "\(cleared.text)")
     }
 
+    /// The body a status keeps beside its cached session is reused only for the session shown as it was: once the
+    /// validation TTL has passed, the same cached session is shown `token_loaded`, rendered again, not `open` from the
+    /// kept body.
+    @Test func aKeptStatusBodyFollowsTheStateTheSessionIsShownIn() async throws {
+        let harness = try await SessionHarness(validateTTL: 1, keyCacheTTL: 3600)
+        defer { harness.stop() }
+        let (_, token) = try harness.userToken()
+        let login = try await harness.login(owner: "kept-1", token: token)
+        let id = try #require(login.json["id"] as? String)
+        let hits = { harness.testCache.cache?.currentStatistics.hits ?? 0 }
+        for _ in 0..<3 {
+            let read = try await harness.call("GET", "/v1/sessions/\(id)?validate=never")
+            #expect(read.json["state"] as? String == "open", "\(read.text)")
+        }
+        let before = hits()
+        #expect(before >= 1, "answered from the cache")
+        try await Task.sleep(for: .milliseconds(1_300))
+        for round in 0..<3 {
+            let read = try await harness.call("GET", "/v1/sessions/\(id)?validate=never")
+            #expect(read.json["state"] as? String == "token_loaded", "round \(round): \(read.text)")
+        }
+        #expect(hits() >= before + 2, "the stale state came from the cache's session, rendered again")
+    }
+
     /// A cached instance's server runs one event loop per thread, each with a listening fence connection of its own
     /// (`fbsessiond-fence`, docs/caching.md "A fence connection per event loop"): warm status reads are fenced on
     /// those, not on the listener's connection; a loop whose connection is killed answers from the database meanwhile

@@ -218,6 +218,23 @@ struct ClockCacheTests {
         #expect(!afterEmptying, "emptying the cache forgets the refusals")
     }
 
+    @Test func anUpdateChangesAValueInPlaceAndEvictsOthersToFit() {
+        var cache = ClockCache<Int, String>(capacity: 100)
+        for key in 0..<4 { cache.set("v\(key)", for: key, bytes: 20) }
+        let declined = cache.update(0, bytes: 90) { _ in false }
+        #expect(!declined && cache.value(for: 0) == "v0" && cache.bytes == 80, "a declined change changes nothing")
+        let missing = cache.update(7, bytes: 10) { $0 = "x"; return true }
+        #expect(!missing && !cache.contains(7), "a key not held is not added")
+        let tooLarge = cache.update(0, bytes: 101) { $0 = "x"; return true }
+        #expect(!tooLarge && cache.value(for: 0) == "v0", "nor is a value larger than the capacity kept")
+        let grown = cache.update(0, bytes: 70) { $0 += "+"; return true }
+        #expect(grown && cache.value(for: 0) == "v0+", "the value changed in place")
+        #expect(cache.bytes <= 100 && cache.contains(0), "others were evicted to fit, never the updated key")
+        #expect(cache.count == 2 && cache.bytes == 90)
+        let shrunk = cache.update(0, bytes: 30) { _ in true }
+        #expect(shrunk && cache.bytes == 50, "a smaller value frees its bytes")
+    }
+
     @Test func aScanOfKeysReadOnceEvictsAlmostNothing() {
         var cache = ClockCache<Int, Int>(capacity: 1000)
         for key in 0..<1000 { cache.set(key, for: key, bytes: 1) }
@@ -284,6 +301,37 @@ struct ExactCacheSignalTests {
         #expect(await lost == false, "a lost connection fails the waiting requests")
         #expect(cache.session(id: "ses_c", appID: "app_1") == nil, "and empties the cache")
         #expect(cache.currentStatistics.refusedFills == 1)
+    }
+
+    /// A body rendered from a cached session is kept beside it only while the cache holds that very session, and
+    /// goes with it.
+    @Test func aRenderedBodyStaysOnlyWithTheSessionItWasRenderedFrom() async {
+        let cache = ExactCache(capacity: 1 << 20, fenceTimeout: .seconds(30))
+        let fences = Fences()
+        cache.attach(sendFence: fences.send)
+        cache.handle(.fence(token: fences.last!))
+        let stored = session("ses_a")
+        cache.fill(stored, since: cache.mark())
+        let bytesBefore = cache.entries.bytes
+        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1").map { $0.rendered == nil } == true)
+
+        var changed = stored
+        changed.state = .closed
+        cache.keepRendered(RenderedBody(shownState: .closed, body: Array("stale".utf8)), from: changed)
+        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1")?.rendered == nil, "not rendered from what is held")
+        #expect(cache.entries.bytes == bytesBefore)
+
+        let body = Array(#"{"id":"ses_a"}"#.utf8)
+        cache.keepRendered(RenderedBody(shownState: .tokenLoaded, body: body), from: stored)
+        let held = cache.sessionWithBody(id: "ses_a", appID: "app_1")
+        #expect(held?.rendered?.body == body && held?.rendered?.shownState == .tokenLoaded)
+        #expect(cache.entries.bytes == bytesBefore + ExactCache.renderedOverhead + body.count, "counted in the bytes")
+        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_2") == nil, "never for another app")
+
+        cache.handle(.notification(channel: ExactCache.changeChannel, payload: "sses_a"))
+        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1") == nil, "announced: gone with its session")
+        cache.fill(stored, since: cache.mark())
+        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1").map { $0.rendered == nil } == true, "filled again bare")
     }
 
     @Test func aFenceThatNeverComesBackLetsRequestsGoToTheDatabase() async {
