@@ -5,7 +5,7 @@ import Support
 
 /// The API's ``RequestHandler``: matches routes, rejects early what needs no body read (404, 405, 415, 401 for
 /// a missing key), authenticates keys, runs handlers, maps errors, and logs and counts every exchange.
-public struct Router: RequestHandler {
+public final class Router: RequestHandler, Sendable {
     private let routes: [Route]
     private let keys: any KeyStore
     private let observer: Observer
@@ -14,6 +14,10 @@ public struct Router: RequestHandler {
     /// ``find(_:)`` sees for exactly that path: every route matching it, in order, made once. Such a request is
     /// matched by comparing its path with a few strings and allocates nothing.
     private let literalPaths: [(path: String, matches: [Found])]
+
+    /// The routes by the number of segments of their template, each list in the routes' order: a path is tried only
+    /// against templates of its own length (a template of another length never matches), not against all of them.
+    private let routesBySegments: [Int: [Route]]
 
     /// Creates a router over routes.
     public init(routes: [Route], keys: any KeyStore, observer: Observer) {
@@ -35,6 +39,7 @@ public struct Router: RequestHandler {
             if !ambiguous { literalPaths.append((path, matches)) }
         }
         self.literalPaths = literalPaths
+        routesBySegments = Dictionary(grouping: routes) { $0.path.segments.count }
     }
 
     /// The (method, template) pairs served, for the spec conformance test.
@@ -82,11 +87,11 @@ public struct Router: RequestHandler {
             let principal = keys.cachedPrincipal(presented),
             route.mayAnswerFromCache?(call.context(principal)) ?? true
         {
-            return .parked { wake in
-                fence.wait { pass in wake { answerFromCache(call, cached, principal: principal, pass: pass) } }
+            return .parked { [self] wake in
+                fence.wait { pass in wake { self.answerFromCache(call, cached, principal: principal, pass: pass) } }
             }
         }
-        return .later { await answer(call) }
+        return .later { [self] in await answer(call) }
     }
 
     /// One request on its way through ``respond(to:match:)``.
@@ -112,7 +117,7 @@ public struct Router: RequestHandler {
         pass: FencePass?
     ) -> Reply {
         guard let pass, let scope = call.route.scope, keys.knownLive(keyID: principal.key.id, pass: pass) else {
-            return .later { await answer(call) }
+            return .later { [self] in await answer(call) }
         }
         guard principal.allows(scope) else { return .now(forbidden(scope).response(requestID: call.request.requestID)) }
         let context = call.context(principal)
@@ -121,7 +126,7 @@ public struct Router: RequestHandler {
         } catch {
             return .now(failure(error, call))
         }
-        return .later {
+        return .later { [self] in
             do {
                 return try await Self.run(call.route, context)
             } catch {
@@ -230,7 +235,9 @@ public struct Router: RequestHandler {
             let failure: Failure? = path.withUTF8 { bytes in
                 let ascii = bytes.allSatisfy { $0 < 0x80 }
                 let parts = ascii ? [] : PathTemplate.segments(of: head.path)
-                for route in routes {
+                // As the templates count them: the segments after the leading `/`, one more than the slashes after it.
+                let count = ascii ? bytes.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) } : parts.count
+                for route in routesBySegments[count] ?? [] {
                     switch ascii ? route.path.match(ascii: bytes) : route.path.match(segments: parts) {
                     case .noMatch:
                         continue
