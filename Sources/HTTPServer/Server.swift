@@ -28,7 +28,7 @@ public final class Server: @unchecked Sendable {
     private var daemon: OpaquePointer?
     private var loops: [EventLoop] = []
     /// The core's timer for the handler timeout; cancelled when the server stops.
-    private var reaper: (any DispatchSourceTimer)?
+    private var reaper: Reaper?
     /// The loops too, for the gauges, which must not wait for ``lock`` while a shutdown holds it.
     private let runningLoops = Mutex<[EventLoop]>([])
 
@@ -112,7 +112,7 @@ public final class Server: @unchecked Sendable {
     public func shutdown(gracePeriod: Double = 10) {
         lock.lock()
         defer {
-            reaper?.cancel()
+            reaper?.stop()
             reaper = nil
             lock.unlock()
         }

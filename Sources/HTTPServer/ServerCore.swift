@@ -33,16 +33,9 @@ final class ServerCore: @unchecked Sendable {
         self.handler = handler
     }
 
-    /// Starts the timer that answers requests past the handler timeout (``reapExpired()``). It holds this core
-    /// until the caller cancels it: a weak reference would move the core's reference count to a side table, and
-    /// libmicrohttpd's threads retain the core on every call (3% of a status request in `perf`).
-    func startReaper() -> any DispatchSourceTimer {
-        let interval = min(0.25, max(0.01, configuration.handlerTimeout / 4))
-        let reaper = DispatchSource.makeTimerSource(queue: .global())
-        reaper.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
-        reaper.setEventHandler { [self] in reapExpired() }
-        reaper.resume()
-        return reaper
+    /// Starts the timer that answers requests past the handler timeout (``reapExpired()``), until ``Reaper/stop()``.
+    func startReaper() -> Reaper {
+        Reaper(self, interval: min(0.25, max(0.01, configuration.handlerTimeout / 4)))
     }
 
     /// Requests that have started and not yet ended.
@@ -424,6 +417,37 @@ final class ServerCore: @unchecked Sendable {
         response.headers.add("Retry-After", "1")
         response.headers.add("Connection", "close")
         return response
+    }
+}
+
+/// The timer that calls ``ServerCore/reapExpired()``. It holds the core strongly but only until ``stop()``: a weak
+/// reference would move the core's reference count to a side table, and libmicrohttpd's threads retain the core on
+/// every call (3% of a status request in `perf`); and libdispatch lets go of a cancelled timer's handler only later,
+/// on its own queue, so a handler that held the core itself would keep the whole service alive past the server's
+/// end (LeakSanitizer reported it at exit).
+final class Reaper: @unchecked Sendable {
+    /// What the handler holds: the core, until ``stop()``.
+    private final class Target: Sendable {
+        let core: Mutex<ServerCore?>
+        init(_ core: ServerCore) { self.core = Mutex(core) }
+    }
+
+    private let timer: any DispatchSourceTimer
+    private let target: Target
+
+    init(_ core: ServerCore, interval: Double) {
+        let target = Target(core)
+        self.target = target
+        timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
+        timer.setEventHandler { target.core.withLock { $0 }?.reapExpired() }
+        timer.resume()
+    }
+
+    /// Stops the timer and lets go of the core. Idempotent.
+    func stop() {
+        target.core.withLock { $0 = nil }
+        timer.cancel()
     }
 }
 
