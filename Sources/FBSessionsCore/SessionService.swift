@@ -117,15 +117,15 @@ public struct SessionService: Sendable {
     public func cachedStatusBody(
         _ id: String, app: App, mode: ValidateMode, pass: FencePass, render: (Session) -> [UInt8]
     ) -> [UInt8]? {
-        guard let (stored, kept) = store.cachedSessionWithBody(id: id, appID: app.id, pass: pass) else { return nil }
+        guard let (held, kept) = store.cachedSessionWithBody(id: id, appID: app.id, pass: pass) else { return nil }
         let now = Date()
-        guard answersWithoutGraph(stored, mode: mode, now: now) else { return nil }
-        let state = shownState(of: stored, now: now)
+        guard answersWithoutGraph(held.session, mode: mode, now: now) else { return nil }
+        let state = shownState(of: held.session, now: now)
         if let kept, kept.shownState == state { return kept.body }
-        var shown = stored
+        var shown = held.session
         shown.state = state
         let body = render(shown)
-        store.keepRendered(RenderedBody(shownState: state, body: body), from: stored)
+        store.keepRendered(RenderedBody(shownState: state, body: body), from: held)
         return body
     }
 

@@ -19,13 +19,14 @@ public protocol SessionStore: Sendable {
     /// pass; read with ``session(id:appID:)``). No I/O. Default: nil.
     func cachedSession(id: String, appID: String, pass: FencePass) -> Session?
 
-    /// The session as the exact cache holds it, like ``cachedSession(id:appID:pass:)``, with the body last
-    /// rendered from it and kept there (``keepRendered(_:from:)``), if any. Default: the session alone.
-    func cachedSessionWithBody(id: String, appID: String, pass: FencePass) -> (session: Session, rendered: RenderedBody?)?
+    /// The session as the exact cache holds it, like ``cachedSession(id:appID:pass:)`` but shared rather than
+    /// copied, with the body last rendered from it and kept there (``keepRendered(_:from:)``), if any. Default: a
+    /// copy of the session alone.
+    func cachedSessionWithBody(id: String, appID: String, pass: FencePass) -> (held: HeldSession, rendered: RenderedBody?)?
 
-    /// Keeps a body rendered from a session read from the exact cache beside it, while the cache holds that very
-    /// session. No I/O. Default: nothing is kept.
-    func keepRendered(_ rendered: RenderedBody, from session: Session)
+    /// Keeps a body rendered from a session read with ``cachedSessionWithBody(id:appID:pass:)`` beside it, while the
+    /// cache still holds that very entry. No I/O. Default: nothing is kept.
+    func keepRendered(_ rendered: RenderedBody, from held: HeldSession)
 
     /// The owner's list as the exact cache holds it, like ``cachedSession(id:appID:pass:)``. Default: nil.
     func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]?
@@ -75,18 +76,30 @@ extension SessionStore {
     public func cachedSession(id: String, appID: String, pass: FencePass) -> Session? { nil }
 
     public func cachedSessionWithBody(id: String, appID: String, pass: FencePass)
-        -> (session: Session, rendered: RenderedBody?)?
+        -> (held: HeldSession, rendered: RenderedBody?)?
     {
-        cachedSession(id: id, appID: appID, pass: pass).map { ($0, nil) }
+        cachedSession(id: id, appID: appID, pass: pass).map { (HeldSession($0), nil) }
     }
 
-    public func keepRendered(_ rendered: RenderedBody, from session: Session) {}
+    public func keepRendered(_ rendered: RenderedBody, from held: HeldSession) {}
 
     public func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]? { nil }
 
     public func mayHoldSession(id: String) -> Bool { false }
 
     public func mayHoldSessions(owner: String, appID: String) -> Bool { false }
+}
+
+/// A session held by the exact cache, shared by every read of it rather than copied: a copy of a `Session` retains
+/// each of its strings and arrays, and over thousands of cached sessions each of those touches memory the processor
+/// has not cached.
+public final class HeldSession: Sendable {
+    /// The session as stored.
+    public let session: Session
+
+    public init(_ session: Session) {
+        self.session = session
+    }
 }
 
 /// A response body rendered from a stored session as shown at some moment, kept beside it in the exact cache so that

@@ -94,7 +94,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     enum Entry {
         /// A session, and the body last rendered from it (``keepRendered(_:from:)``).
-        case session(Session, RenderedBody?)
+        case session(HeldSession, RenderedBody?)
         /// An owner's live sessions, by slot; the app and owner are kept since the key is a hash of them.
         case ownerList(appID: String, owner: String, [Session])
         case liveKey
@@ -321,30 +321,31 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// The cached session, if any (call after ``fence()`` returned true).
     public func session(id: String, appID: String) -> Session? {
-        sessionWithBody(id: id, appID: appID)?.session
+        sessionWithBody(id: id, appID: appID)?.held.session
     }
 
-    /// The cached session and the body last rendered from it, if any (call after ``fence()`` returned true).
-    public func sessionWithBody(id: String, appID: String) -> (session: Session, rendered: RenderedBody?)? {
+    /// The cached session, shared, and the body last rendered from it, if any (call after ``fence()`` returned
+    /// true).
+    public func sessionWithBody(id: String, appID: String) -> (held: HeldSession, rendered: RenderedBody?)? {
         lock.withLock {
-            guard case .session(let session, let rendered) = entries.value(for: Self.sessionKey(id)),
-                session.appID == appID
+            guard case .session(let held, let rendered) = entries.value(for: Self.sessionKey(id)),
+                held.session.appID == appID
             else {
                 statistics.misses += 1
                 return nil
             }
             statistics.hits += 1
-            return (session, rendered)
+            return (held, rendered)
         }
     }
 
-    /// Keeps a body rendered from `session` beside it, counted in the cache's bytes, if the cache still holds that
-    /// very session: an entry changed or dropped meanwhile keeps nothing. The body replaces any kept before.
-    public func keepRendered(_ rendered: RenderedBody, from session: Session) {
+    /// Keeps a body rendered from `held` beside it, counted in the cache's bytes, if the cache still holds that very
+    /// entry: an entry changed or dropped meanwhile keeps nothing. The body replaces any kept before.
+    public func keepRendered(_ rendered: RenderedBody, from held: HeldSession) {
         lock.withLock {
-            let size = Self.estimatedBytes(of: session) + Self.renderedOverhead + rendered.body.count
-            _ = entries.update(Self.sessionKey(session.id), bytes: size) { entry in
-                guard case .session(let held, _) = entry, held == session else { return false }
+            let size = Self.estimatedBytes(of: held.session) + Self.renderedOverhead + rendered.body.count
+            _ = entries.update(Self.sessionKey(held.session.id), bytes: size) { entry in
+                guard case .session(let current, _) = entry, current === held else { return false }
                 entry = .session(held, rendered)
                 return true
             }
@@ -405,7 +406,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// Keeps a session read from the database, unless something about it was announced since `mark`.
     func fill(_ session: Session, since mark: InvalidationLog.Mark) {
-        keep(.session(session, nil), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
+        keep(.session(HeldSession(session), nil), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
     }
 
     /// Keeps an owner's list read from the database, unless something about the owner was announced since `mark`

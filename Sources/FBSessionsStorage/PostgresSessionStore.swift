@@ -129,14 +129,14 @@ public struct PostgresSessionStore: SessionStore {
     }
 
     public func cachedSessionWithBody(id: String, appID: String, pass: FencePass)
-        -> (session: Session, rendered: RenderedBody?)?
+        -> (held: HeldSession, rendered: RenderedBody?)?
     {
         guard let cache, pass.covers(cache) else { return nil }
         return cache.sessionWithBody(id: id, appID: appID)
     }
 
-    public func keepRendered(_ rendered: RenderedBody, from session: Session) {
-        cache?.keepRendered(rendered, from: session)
+    public func keepRendered(_ rendered: RenderedBody, from held: HeldSession) {
+        cache?.keepRendered(rendered, from: held)
     }
 
     public func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]? {

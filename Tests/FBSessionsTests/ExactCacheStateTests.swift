@@ -305,7 +305,7 @@ struct ExactCacheSignalTests {
 
     /// A body rendered from a cached session is kept beside it only while the cache holds that very session, and
     /// goes with it.
-    @Test func aRenderedBodyStaysOnlyWithTheSessionItWasRenderedFrom() async {
+    @Test func aRenderedBodyStaysOnlyWithTheSessionItWasRenderedFrom() async throws {
         let cache = ExactCache(capacity: 1 << 20, fenceTimeout: .seconds(30))
         let fences = Fences()
         cache.attach(sendFence: fences.send)
@@ -313,20 +313,24 @@ struct ExactCacheSignalTests {
         let stored = session("ses_a")
         cache.fill(stored, since: cache.mark())
         let bytesBefore = cache.entries.bytes
-        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1").map { $0.rendered == nil } == true)
+        let read = try #require(cache.sessionWithBody(id: "ses_a", appID: "app_1"))
+        #expect(read.rendered == nil && read.held.session == stored)
 
-        var changed = stored
-        changed.state = .closed
-        cache.keepRendered(RenderedBody(shownState: .closed, body: Array("stale".utf8)), from: changed)
-        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1")?.rendered == nil, "not rendered from what is held")
+        cache.keepRendered(RenderedBody(shownState: .open, body: Array("copy".utf8)), from: HeldSession(stored))
+        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1")?.rendered == nil, "not from the entry held, though equal")
         #expect(cache.entries.bytes == bytesBefore)
 
         let body = Array(#"{"id":"ses_a"}"#.utf8)
-        cache.keepRendered(RenderedBody(shownState: .tokenLoaded, body: body), from: stored)
+        cache.keepRendered(RenderedBody(shownState: .tokenLoaded, body: body), from: read.held)
         let held = cache.sessionWithBody(id: "ses_a", appID: "app_1")
         #expect(held?.rendered?.body == body && held?.rendered?.shownState == .tokenLoaded)
+        #expect(held?.held === read.held, "the entry is shared, not copied")
         #expect(cache.entries.bytes == bytesBefore + ExactCache.renderedOverhead + body.count, "counted in the bytes")
         #expect(cache.sessionWithBody(id: "ses_a", appID: "app_2") == nil, "never for another app")
+
+        cache.fill(stored, since: cache.mark())
+        cache.keepRendered(RenderedBody(shownState: .open, body: Array("late".utf8)), from: read.held)
+        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1")?.rendered == nil, "not to an entry filled since")
 
         cache.handle(.notification(channel: ExactCache.changeChannel, payload: "sses_a"))
         #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1") == nil, "announced: gone with its session")
