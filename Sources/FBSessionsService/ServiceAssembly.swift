@@ -154,8 +154,10 @@ public final class ServiceAssembly: Sendable {
             return { _ in LoopFenceCompanion(cache.makeLoopFence { try LoopFenceCompanion.connect(url) }) }
         }
         let server = try Server(configuration: configuration, handler: handler(router), companion: companion)
-        metrics.gauge("fbs_http_requests_waiting", help: "Requests suspended while their handler waits.") {
-            [([], Double(server.waitingRequests))]
+        // Weakly: the registry is the router's too (`/metrics`), so a strong reference would make a cycle of the server,
+        // its handler and the registry that outlives the service.
+        metrics.gauge("fbs_http_requests_waiting", help: "Requests waiting while their handler works or for a fence.") {
+            [weak server] in [([], Double(server?.waitingRequests ?? 0))]
         }
         if let cache {
             // Each loop's fence connection becomes current within milliseconds of its start when the database is
