@@ -26,11 +26,11 @@ public final class Server: @unchecked Sendable {
     private let core: ServerCore
     private let lock = NSLock()
     private var daemon: OpaquePointer?
-    private var loops: [EventLoop] = []
     /// The core's timer for the handler timeout; cancelled when the server stops.
     private var reaper: Reaper?
-    /// The loops too, for the gauges, which must not wait for ``lock`` while a shutdown holds it.
-    private let runningLoops = Mutex<[EventLoop]>([])
+    /// The event loops in loop mode, under a lock of their own: the gauges read them and must not wait for ``lock``
+    /// while a shutdown holds it.
+    private let loops = Mutex<[EventLoop]>([])
 
     /// Binds the socket and starts serving.
     ///
@@ -97,14 +97,14 @@ public final class Server: @unchecked Sendable {
     }
 
     /// The event loops in loop mode; 0 otherwise.
-    public var loopCount: Int { lock.withLock { loops.count } }
+    public var loopCount: Int { loops.withLock { $0.count } }
 
     /// Requests in progress (head received, response not yet finished).
     public var activeRequests: Int { core.activeExchanges }
 
     /// Requests waiting while their handler works or their wake is due (suspended, or parked in place on a loop).
     public var waitingRequests: Int {
-        core.waitingCount + runningLoops.withLock { $0.reduce(0) { $0 + $1.waitingInPlace.load(ordering: .relaxed) } }
+        core.waitingCount + loops.withLock { $0.reduce(0) { $0 + $1.waitingInPlace.load(ordering: .relaxed) } }
     }
 
     /// Stops accepting connections, lets in-flight requests finish for up to `gracePeriod` seconds, answers the
@@ -116,8 +116,9 @@ public final class Server: @unchecked Sendable {
             reaper = nil
             lock.unlock()
         }
-        if !loops.isEmpty {
-            stopLoops(gracePeriod: gracePeriod)
+        let running = loops.withLock { $0 }
+        if !running.isEmpty {
+            stopLoops(running, gracePeriod: gracePeriod)
             return
         }
         guard let daemon else { return }
@@ -195,23 +196,21 @@ public final class Server: @unchecked Sendable {
             owner.wake()
         }
         for loop in started { loop.start() }
-        loops = started
-        runningLoops.withLock { $0 = started }
+        loops.withLock { $0 = started }
     }
 
     /// ``shutdown(gracePeriod:)`` in loop mode: each loop stops accepting (on its own thread), in-flight requests
     /// finish or get 503, then the loops end, their companions stop, and the daemons stop.
-    private func stopLoops(gracePeriod: Double) {
+    private func stopLoops(_ running: [EventLoop], gracePeriod: Double) {
         core.beginDraining()
-        for loop in loops {
+        for loop in running {
             let listener = loop.quiesce()
             if listener >= 0 { close(listener) }
         }
         drain(gracePeriod: gracePeriod)
-        for loop in loops { loop.join() }
-        for loop in loops { MHD_stop_daemon(loop.daemon) }
-        loops = []
-        runningLoops.withLock { $0 = [] }
+        for loop in running { loop.join() }
+        for loop in running { MHD_stop_daemon(loop.daemon) }
+        loops.withLock { $0 = [] }
     }
 }
 
