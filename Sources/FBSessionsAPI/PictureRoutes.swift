@@ -14,12 +14,12 @@ enum PictureRoutes {
     static func routes(_ services: Services) -> [Route] {
         let pictures = services.pictures
         // A picture is answered from the cache only when its session is held there.
-        let mayAnswerFromCache: @Sendable (RouteContext) -> Bool = { context in
-            context.parameters["id"].map(services.sessions.mayHold) ?? true
+        let cacheHint: @Sendable (RouteContext) -> CacheHint? = { context in
+            context.parameters["id"].map(services.sessions.cacheHint) ?? .unknown
         }
         return [
             /// - Remark: HTTP GET /v1/sessions/{id}/picture (openapi.yaml operationId getSessionPicture)
-            Route("GET", "/v1/sessions/{id}/picture", operationID: "getSessionPicture", scope: .sessions, cached: { context, pass in
+            Route("GET", "/v1/sessions/{id}/picture", operationID: "getSessionPicture", scope: .sessions, cached: { context, pass, hint in
                 guard let pictures else { return nil }
                 let app = try context.app()
                 let id = try Validation.pathSessionID(context)
@@ -27,9 +27,10 @@ enum PictureRoutes {
                 let redirect = try redirect(context)
                 let ifNoneMatch = redirect ? context.request.headers["If-None-Match"] : nil
                 return try pictures.cachedReply(
-                    sessionID: id, app: app, size: size, ifNoneMatch: ifNoneMatch, needsBytes: redirect, pass: pass
+                    sessionID: id, app: app, size: size, ifNoneMatch: ifNoneMatch, needsBytes: redirect, pass: pass,
+                    hint: hint
                 ).map { redirect ? picture($0) : try description($0) }
-            }, mayAnswerFromCache: mayAnswerFromCache, body: .waiting { context in
+            }, cacheHint: cacheHint, body: .waiting { context in
                 let app = try context.app()
                 let id = try Validation.pathSessionID(context)
                 let size = try size(context)
@@ -46,15 +47,16 @@ enum PictureRoutes {
             Route(
                 "GET", "/v1/sessions/{id}/picture/description", operationID: "getSessionPictureDescription",
                 scope: .sessions,
-                cached: { context, pass in
+                cached: { context, pass, hint in
                     guard let pictures else { return nil }
                     let app = try context.app()
                     let id = try Validation.pathSessionID(context)
                     return try pictures.cachedReply(
-                        sessionID: id, app: app, size: try size(context), ifNoneMatch: nil, needsBytes: false, pass: pass
+                        sessionID: id, app: app, size: try size(context), ifNoneMatch: nil, needsBytes: false, pass: pass,
+                        hint: hint
                     ).map(description)
                 },
-                mayAnswerFromCache: mayAnswerFromCache,
+                cacheHint: cacheHint,
                 body: .waiting { context in
                     let app = try context.app()
                     let id = try Validation.pathSessionID(context)

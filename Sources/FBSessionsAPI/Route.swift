@@ -27,20 +27,21 @@ public final class Route: Sendable {
     public let acceptsJSON: Bool
     /// The handler.
     public let body: Body
-    /// The answer from the exact cache alone, with no I/O, once a fence covered the request (``FencePass``); nil
-    /// from it, or no such handler, runs ``body``. Only for keyed routes: the router confirms the key under the
-    /// same pass first.
-    public let cached: (@Sendable (RouteContext, FencePass) throws -> Response?)?
-    /// Whether ``cached`` may find what it needs, asked before the fence (a hint with no I/O and no fence): false
-    /// sends the request straight to ``body``, so that a request bound to miss does not first wait for a fence
-    /// and then suspend again for its task. Nil: always try.
-    public let mayAnswerFromCache: (@Sendable (RouteContext) -> Bool)?
+    /// The answer from the exact cache alone, with no I/O, once a fence covered the request (``FencePass``), given
+    /// where ``cacheHint`` found the entry before the fence; nil from it, or no such handler, runs ``body``. Only for
+    /// keyed routes: the router confirms the key under the same pass first.
+    public let cached: (@Sendable (RouteContext, FencePass, CacheHint) throws -> Response?)?
+    /// Where the exact cache holds what ``cached`` needs, asked before the fence (a hint with no I/O and no fence):
+    /// nil sends the request straight to ``body``, so that a request bound to miss does not first wait for a fence
+    /// and then suspend again for its task. Without it every request waits for the fence, with
+    /// ``CacheHint/unknown``.
+    public let cacheHint: (@Sendable (RouteContext) -> CacheHint?)?
 
     /// Creates a route.
     public init(
         _ method: String, _ path: String, operationID: String, scope: Scope?, acceptsJSON: Bool = false,
-        cached: (@Sendable (RouteContext, FencePass) throws -> Response?)? = nil,
-        mayAnswerFromCache: (@Sendable (RouteContext) -> Bool)? = nil, body: Body
+        cached: (@Sendable (RouteContext, FencePass, CacheHint) throws -> Response?)? = nil,
+        cacheHint: (@Sendable (RouteContext) -> CacheHint?)? = nil, body: Body
     ) {
         self.method = method
         self.path = PathTemplate(path)
@@ -49,7 +50,7 @@ public final class Route: Sendable {
         self.acceptsJSON = acceptsJSON
         self.body = body
         self.cached = cached
-        self.mayAnswerFromCache = mayAnswerFromCache
+        self.cacheHint = cacheHint
     }
 }
 

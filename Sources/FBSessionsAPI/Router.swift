@@ -85,13 +85,22 @@ public final class Router: RequestHandler, Sendable {
         let call = Call(request: request, found: found, query: query, presented: match.bearer)
         if let cached = route.cached, let fence = keys.fence, let presented = match.bearer,
             let principal = keys.cachedPrincipal(presented),
-            route.mayAnswerFromCache?(call.context(principal)) ?? true
+            let hint = cacheHint(route, call.context(principal))
         {
             return .parked { [self] wake in
-                fence.wait { pass in wake { self.answerFromCache(call, cached, principal: principal, pass: pass) } }
+                fence.wait { pass in
+                    wake { self.answerFromCache(call, cached, principal: principal, pass: pass, hint: hint) }
+                }
             }
         }
         return .later { [self] in await answer(call) }
+    }
+
+    /// Where the exact cache holds what the route's ``Route/cached`` needs, or nil when it does not: the request then
+    /// reads the database at once rather than wait for a fence first.
+    private func cacheHint(_ route: Route, _ context: RouteContext) -> CacheHint? {
+        guard let hint = route.cacheHint else { return .unknown }
+        return hint(context)
     }
 
     /// One request on its way through ``respond(to:match:)``.
@@ -113,8 +122,8 @@ public final class Router: RequestHandler, Sendable {
     /// goes on as usual: the key not known live is confirmed the usual way, a miss runs the route's body (the key
     /// being confirmed already).
     private func answerFromCache(
-        _ call: Call, _ cached: @Sendable (RouteContext, FencePass) throws -> Response?, principal: Principal,
-        pass: FencePass?
+        _ call: Call, _ cached: @Sendable (RouteContext, FencePass, CacheHint) throws -> Response?, principal: Principal,
+        pass: FencePass?, hint: CacheHint
     ) -> Reply {
         guard let pass, let scope = call.route.scope, keys.knownLive(keyID: principal.key.id, pass: pass) else {
             return .later { [self] in await answer(call) }
@@ -122,7 +131,7 @@ public final class Router: RequestHandler, Sendable {
         guard principal.allows(scope) else { return .now(forbidden(scope).response(requestID: call.request.requestID)) }
         let context = call.context(principal)
         do {
-            if let response = try cached(context, pass) { return .now(response) }
+            if let response = try cached(context, pass, hint) { return .now(response) }
         } catch {
             return .now(failure(error, call))
         }

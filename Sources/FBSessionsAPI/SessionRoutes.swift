@@ -34,14 +34,14 @@ enum SessionRoutes {
                 return .json(status: stored.created ? 201 : 200, body: SessionDTO(session: stored.session, validation: .fresh).jsonBytes)
             }),
             /// - Remark: HTTP GET /v1/sessions/{id} (openapi.yaml operationId getSession)
-            Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, cached: { context, pass in
+            Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, cached: { context, pass, hint in
                 let (id, app, mode) = try statusRequest(context)
-                let body = sessions.cachedStatusBody(id, app: app, mode: mode, pass: pass) {
+                let body = sessions.cachedStatusBody(id, app: app, mode: mode, pass: pass, hint: hint) {
                     SessionDTO(session: $0, validation: .cached).jsonBytes
                 }
                 return body.map { .json(status: 200, body: $0) }
-            }, mayAnswerFromCache: { context in
-                context.parameters["id"].map(sessions.mayHold) ?? true
+            }, cacheHint: { context in
+                context.parameters["id"].map(sessions.cacheHint) ?? .unknown
             }, body: .waiting { context in
                 let (id, app, mode) = try statusRequest(context)
                 guard let answer = try await sessions.status(id, app: app, mode: mode) else {
@@ -148,16 +148,16 @@ enum OwnerRoutes {
         let listBodies = RenderedBodies<ListKey, CachedList>(limit: 256)
         return [
             /// - Remark: HTTP GET /v1/owners/{owner}/sessions (openapi.yaml operationId listOwnerSessions)
-            Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, cached: { context, pass in
+            Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, cached: { context, pass, hint in
                 let app = try context.app()
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")
-                return sessions.cachedSessions(owner: owner, app: app, pass: pass).map { list in
+                return sessions.cachedSessions(owner: owner, app: app, pass: pass, hint: hint).map { list in
                     let key = ListKey(appID: app.id, owner: owner)
                     return .json(status: 200, body: listBodies.body(key, for: list) { listBody(($0.sessions, $0.activeID)) })
                 }
-            }, mayAnswerFromCache: { context in
-                guard let app = try? context.app(), let owner = context.parameters["owner"] else { return true }
-                return sessions.mayHold(owner: owner, app: app)
+            }, cacheHint: { context in
+                guard let app = try? context.app(), let owner = context.parameters["owner"] else { return .unknown }
+                return sessions.cacheHint(owner: owner, app: app)
             }, body: .waiting { context in
                 let app = try context.app()
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")

@@ -67,7 +67,25 @@ public struct PictureService: Sendable {
     let policy: Policy
     let memory: PictureMemoryCache?
     let flights = SingleFlight<PictureKey, CachedPicture>()
-    let outcomes: Counter?
+    let outcomes: OutcomeCounts?
+
+    /// `fbs_picture_requests_total`'s series, one per outcome, resolved once: looking a series up by its labels
+    /// builds their text and takes the counter's lock, on every picture request.
+    struct OutcomeCounts: Sendable {
+        enum Outcome: String, CaseIterable {
+            case hit, notModified = "not_modified", miss, stale, failed
+        }
+
+        private let series: [CounterSeries]
+
+        init(_ counter: Counter) {
+            series = Outcome.allCases.map { counter.series([("outcome", $0.rawValue)]) }
+        }
+
+        func count(_ outcome: Outcome) {
+            series[Outcome.allCases.firstIndex(of: outcome)!].increment()
+        }
+    }
 
     /// Creates the service.
     /// - Parameters:
@@ -88,9 +106,12 @@ public struct PictureService: Sendable {
         self.urlPolicy = urlPolicy
         self.policy = policy
         self.memory = memory
-        self.outcomes = metrics?.counter(
-            "fbs_picture_requests_total",
-            help: "Picture requests by outcome: hit, not_modified, miss, stale, failed.")
+        self.outcomes = metrics.map {
+            OutcomeCounts(
+                $0.counter(
+                    "fbs_picture_requests_total",
+                    help: "Picture requests by outcome: hit, not_modified, miss, stale, failed."))
+        }
     }
 
     /// A picture's bytes, or a 304 when `ifNoneMatch` names the current one.
@@ -120,14 +141,16 @@ public struct PictureService: Sendable {
     /// ``picture(sessionID:app:size:ifNoneMatch:)`` or ``description(sessionID:app:size:)``, whose answer is the
     /// same one read from the database.
     public func cachedReply(
-        sessionID: String, app: App, size: GraphPictureSize, ifNoneMatch: String?, needsBytes: Bool, pass: FencePass
+        sessionID: String, app: App, size: GraphPictureSize, ifNoneMatch: String?, needsBytes: Bool, pass: FencePass,
+        hint: CacheHint
     ) -> PictureReply? {
-        guard let session = sessions.store.cachedSession(id: sessionID, appID: app.id, pass: pass),
-            session.state != .closed
+        // The shared session's fields are read in place: a copy of the whole `Session` would retain each of them.
+        guard let held = sessions.store.cachedSession(id: sessionID, appID: app.id, pass: pass, hint: hint)?.held,
+            held.session.state != .closed
         else { return nil }
         let key = PictureKey(
-            appID: app.id, facebookUserID: session.facebookUserID,
-            sizeKey: session.loginKind == .limited ? Self.limitedSizeKey : size.cacheKey)
+            appID: app.id, facebookUserID: held.session.facebookUserID,
+            sizeKey: held.session.loginKind == .limited ? Self.limitedSizeKey : size.cacheKey)
         let now = Date()
         guard var found = store.cachedPicture(key, pass: pass), found.isFresh(at: now) else { return nil }
         if PictureETag.matches(ifNoneMatch, found.etag) { return reply(found, .notModified, now: now) }
@@ -145,7 +168,7 @@ public struct PictureService: Sendable {
             try await self.lookUp(
                 sessionID: sessionID, app: app, size: size, ifNoneMatch: ifNoneMatch, needsBytes: needsBytes)
         }
-        guard !sessions.mayHold(sessionID) else { return try await lookUp() }
+        guard sessions.cacheHint(sessionID) == nil else { return try await lookUp() }
         // An answer from the cache (``cachedReply``) needs the session's entry too: read the session through the
         // cache (which keeps it) beside the lookup, so that the next request for a picture of this session is
         // answered from memory even when no status request came first. This answer is the lookup's alone.
@@ -186,7 +209,7 @@ public struct PictureService: Sendable {
                 try await fillOrFollow(key, size: size, sessionID: sessionID, app: app)
             }
             let outcome: PictureReply.Outcome = PictureETag.matches(ifNoneMatch, fresh.etag) ? .notModified : .miss
-            return reply(fresh, outcome, now: Date(), counted: "miss")
+            return reply(fresh, outcome, now: Date(), counted: .miss)
         } catch {
             let settled = await settle(error, sessionID: sessionID, app: app)
             // A limited session's copy is kept for its whole life: its URL cannot be renewed.
@@ -194,15 +217,15 @@ public struct PictureService: Sendable {
                 limited || now.timeIntervalSince(stale.freshUntil) < policy.maxStale,
                 needsBytes || (stale.urlExpiresAt.map { $0 > now } ?? true)
             else {
-                outcomes?.increment([("outcome", "failed")])
+                outcomes?.count(.failed)
                 throw settled
             }
             if PictureETag.matches(ifNoneMatch, stale.etag) {
-                return reply(stale, .notModified, now: now, stale: true, counted: "stale")
+                return reply(stale, .notModified, now: now, stale: true, counted: .stale)
             }
-            if !needsBytes { return reply(stale, .hit, now: now, stale: true, counted: "stale") }
+            if !needsBytes { return reply(stale, .hit, now: now, stale: true, counted: .stale) }
             guard let loaded = try await withBody(stale, key: key) else { throw settled }
-            return reply(loaded, .hit, now: now, stale: true, counted: "stale")
+            return reply(loaded, .hit, now: now, stale: true, counted: .stale)
         }
     }
 
@@ -253,9 +276,9 @@ public struct PictureService: Sendable {
 
     private func reply(
         _ picture: CachedPicture, _ outcome: PictureReply.Outcome, now: Date, stale: Bool = false,
-        counted: String? = nil
+        counted: OutcomeCounts.Outcome? = nil
     ) -> PictureReply {
-        outcomes?.increment([("outcome", counted ?? (outcome == .notModified ? "not_modified" : "hit"))])
+        outcomes?.count(counted ?? (outcome == .notModified ? .notModified : .hit))
         return PictureReply(picture: picture, outcome: outcome, isStale: stale, now: now)
     }
 }

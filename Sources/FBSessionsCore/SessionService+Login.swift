@@ -143,9 +143,10 @@ extension SessionService {
         presentList(try await store.sessions(owner: owner, appID: app.id))
     }
 
-    /// The owner's list from the exact cache alone, with no I/O, when `pass` covers it; nil otherwise.
-    public func cachedSessions(owner: String, app: App, pass: FencePass) -> CachedList? {
-        store.cachedSessions(owner: owner, appID: app.id, pass: pass).map(shown)
+    /// The owner's list from the exact cache alone, with no I/O, when `pass` covers it; nil otherwise. `hint` is
+    /// where ``cacheHint(owner:app:)`` found it before the fence.
+    public func cachedSessions(owner: String, app: App, pass: FencePass, hint: CacheHint) -> CachedList? {
+        store.cachedSessions(owner: owner, appID: app.id, pass: pass, hint: hint).map(shown)
     }
 
     /// The stored list with each session's state now: the one presentation rule for both list paths.

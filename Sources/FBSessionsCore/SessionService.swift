@@ -93,16 +93,14 @@ public struct SessionService: Sendable {
         }
     }
 
-    /// The status from the exact cache alone, with no I/O, when `pass` covers it and no validation is due; nil
-    /// otherwise (then ask ``status(_:app:mode:)``, which also answers unknown sessions).
-    /// Whether the exact cache holds the session now (``SessionStore/mayHoldSession(id:)``): a hint, not an answer.
-    public func mayHold(_ id: String) -> Bool {
-        store.mayHoldSession(id: id)
+    /// Where the exact cache holds the session now (``SessionStore/sessionHint(id:)``), or nil: a hint, not an answer.
+    public func cacheHint(_ id: String) -> CacheHint? {
+        store.sessionHint(id: id)
     }
 
-    /// Whether the exact cache holds the owner's list now, like ``mayHold(_:)``.
-    public func mayHold(owner: String, app: App) -> Bool {
-        store.mayHoldSessions(owner: owner, appID: app.id)
+    /// Where the exact cache holds the owner's list now, like ``cacheHint(_:)``.
+    public func cacheHint(owner: String, app: App) -> CacheHint? {
+        store.sessionsHint(owner: owner, appID: app.id)
     }
 
     /// Reads the session through the exact cache so that it holds it, ignoring the answer and any failure.
@@ -115,12 +113,14 @@ public struct SessionService: Sendable {
     /// as now, else `render(shown)`, kept there for the next request. (``present(_:now:)`` changes nothing but the
     /// state, so the stored session and the state determine the body.)
     public func cachedStatusBody(
-        _ id: String, app: App, mode: ValidateMode, pass: FencePass, render: (Session) -> [UInt8]
+        _ id: String, app: App, mode: ValidateMode, pass: FencePass, hint: CacheHint, render: (Session) -> [UInt8]
     ) -> [UInt8]? {
-        guard let (held, kept) = store.cachedSessionWithBody(id: id, appID: app.id, pass: pass) else { return nil }
+        guard let cached = store.cachedSession(id: id, appID: app.id, pass: pass, hint: hint) else { return nil }
+        let (held, kept) = (cached.held, cached.rendered)
         let now = Date()
-        guard answersWithoutGraph(held.session, mode: mode, now: now) else { return nil }
-        let state = shownState(of: held.session, now: now)
+        let standing = Standing(held)
+        guard answersWithoutGraph(standing, mode: mode, now: now) else { return nil }
+        let state = shownState(of: standing, now: now)
         if let kept, kept.shownState == state { return kept.body }
         var shown = held.session
         shown.state = state
@@ -132,15 +132,15 @@ public struct SessionService: Sendable {
     /// The answer when `mode` needs no call to Graph for this session, else nil.
     private func answerWithoutGraph(_ session: Session, mode: ValidateMode) -> (Session, Validation)? {
         let now = Date()
-        guard answersWithoutGraph(session, mode: mode, now: now) else { return nil }
+        guard answersWithoutGraph(Standing(session), mode: mode, now: now) else { return nil }
         return (present(session, now: now), .cached)
     }
 
     /// Whether `mode` needs no call to Graph for this session now.
-    private func answersWithoutGraph(_ session: Session, mode: ValidateMode, now: Date) -> Bool {
+    private func answersWithoutGraph(_ standing: Standing, mode: ValidateMode, now: Date) -> Bool {
         // A Limited Login token cannot be shown to Graph: such a session is never validated, whatever `mode` says.
-        session.state == .closed || session.loginKind == .limited || mode == .never
-            || (mode == .auto && isFresh(session, now: now))
+        standing.state == .closed || standing.loginKind == .limited || mode == .never
+            || (mode == .auto && isFresh(validatedAt: standing.validatedAt, now: now))
     }
 
     private func validate(_ id: String, app: App, staleAfter: Double) async throws -> (Session, Validation)? {
@@ -246,13 +246,17 @@ public struct SessionService: Sendable {
     }
 
     func isFresh(_ session: Session, now: Date) -> Bool {
-        guard let validatedAt = session.validatedAt else { return false }
+        isFresh(validatedAt: session.validatedAt, now: now)
+    }
+
+    private func isFresh(validatedAt: Date?, now: Date) -> Bool {
+        guard let validatedAt else { return false }
         return now.timeIntervalSince(validatedAt) < policy.validateTTL
     }
 
     /// The state the contract shows: `open` within the TTL (and not awaiting reauthorization), else `token_loaded`;
     /// a Limited Login session is `open` until it closes (nothing can validate it again).
-    /// Changes nothing but the state: ``cachedStatusBody(_:app:mode:pass:render:)`` relies on it.
+    /// Changes nothing but the state: ``cachedStatusBody(_:app:mode:pass:hint:render:)`` relies on it.
     func present(_ session: Session, now: Date) -> Session {
         var shown = session
         shown.state = shownState(of: session, now: now)
@@ -261,9 +265,39 @@ public struct SessionService: Sendable {
 
     /// The state ``present(_:now:)`` gives the session.
     func shownState(of session: Session, now: Date) -> SessionState {
-        if session.state == .closed { return .closed }
-        if session.loginKind == .limited { return .open }
-        return isFresh(session, now: now) && session.storedAction != .reauthorize ? .open : .tokenLoaded
+        shownState(of: Standing(session), now: now)
+    }
+
+    func shownState(of standing: Standing, now: Date) -> SessionState {
+        if standing.state == .closed { return .closed }
+        if standing.loginKind == .limited { return .open }
+        return isFresh(validatedAt: standing.validatedAt, now: now) && standing.storedAction != .reauthorize
+            ? .open : .tokenLoaded
+    }
+
+    /// The fields of a session that decide the state it is shown in and whether an answer needs Graph, all plain
+    /// values. Read from a shared session (``HeldSession``) one by one, they spare the request a copy of the whole
+    /// `Session`, which retains each of its strings and arrays: over thousands of cached sessions, each retain is a
+    /// load from memory the processor has not cached.
+    struct Standing {
+        let state: SessionState
+        let loginKind: LoginKind
+        let validatedAt: Date?
+        let storedAction: ActionRequired?
+
+        init(_ session: Session) {
+            state = session.state
+            loginKind = session.loginKind
+            validatedAt = session.validatedAt
+            storedAction = session.storedAction
+        }
+
+        init(_ held: HeldSession) {
+            state = held.session.state
+            loginKind = held.session.loginKind
+            validatedAt = held.session.validatedAt
+            storedAction = held.session.storedAction
+        }
     }
 }
 

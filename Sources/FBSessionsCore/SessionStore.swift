@@ -15,29 +15,27 @@ public protocol SessionStore: Sendable {
     /// The owner's live sessions by slot, the active one marked.
     func sessions(owner: String, appID: String) async throws -> [Session]
 
-    /// The session as the exact cache holds it, when `pass` is that cache's (nil: not held, or another cache's
-    /// pass; read with ``session(id:appID:)``). No I/O. Default: nil.
-    func cachedSession(id: String, appID: String, pass: FencePass) -> Session?
+    /// The session as the exact cache holds it, shared rather than copied, with the body last rendered from it and
+    /// kept there (``keepRendered(_:from:)``), when `pass` is that cache's (nil: not held, or another cache's pass;
+    /// read with ``session(id:appID:)``). `hint` is where ``sessionHint(id:)`` found it before the fence. No I/O.
+    /// Default: nil.
+    func cachedSession(id: String, appID: String, pass: FencePass, hint: CacheHint) -> CachedSession?
 
-    /// The session as the exact cache holds it, like ``cachedSession(id:appID:pass:)`` but shared rather than
-    /// copied, with the body last rendered from it and kept there (``keepRendered(_:from:)``), if any. Default: a
-    /// copy of the session alone.
-    func cachedSessionWithBody(id: String, appID: String, pass: FencePass) -> (held: HeldSession, rendered: RenderedBody?)?
-
-    /// Keeps a body rendered from a session read with ``cachedSessionWithBody(id:appID:pass:)`` beside it, while the
+    /// Keeps a body rendered from a session read with ``cachedSession(id:appID:pass:hint:)`` beside it, while the
     /// cache still holds that very entry. No I/O. Default: nothing is kept.
     func keepRendered(_ rendered: RenderedBody, from held: HeldSession)
 
-    /// The owner's list as the exact cache holds it, like ``cachedSession(id:appID:pass:)``. Default: nil.
-    func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]?
+    /// The owner's list as the exact cache holds it, like ``cachedSession(id:appID:pass:hint:)``, with the hint of
+    /// ``sessionsHint(owner:appID:)``. Default: nil.
+    func cachedSessions(owner: String, appID: String, pass: FencePass, hint: CacheHint) -> [Session]?
 
-    /// Whether the exact cache holds the session now: a hint, without a fence, that a request for it may be
-    /// answered from the cache (false: it would read the database, so it need not wait for a fence first).
-    /// Default: false.
-    func mayHoldSession(id: String) -> Bool
+    /// Where the exact cache holds the session now, or nil when it does not: a hint, without a fence, that a
+    /// request for it may be answered from the cache (nil: it would read the database, so it need not wait for a
+    /// fence first), and where the read after the fence may look first. Default: nil.
+    func sessionHint(id: String) -> CacheHint?
 
-    /// Whether the exact cache holds the owner's list now, like ``mayHoldSession(id:)``. Default: false.
-    func mayHoldSessions(owner: String, appID: String) -> Bool
+    /// Where the exact cache holds the owner's list now, like ``sessionHint(id:)``. Default: nil.
+    func sessionsHint(owner: String, appID: String) -> CacheHint?
 
     /// A live session with its decrypted token, or nil when unknown; throws ``SessionError/closed`` when closed.
     func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)?
@@ -73,21 +71,28 @@ public protocol SessionStore: Sendable {
 }
 
 extension SessionStore {
-    public func cachedSession(id: String, appID: String, pass: FencePass) -> Session? { nil }
-
-    public func cachedSessionWithBody(id: String, appID: String, pass: FencePass)
-        -> (held: HeldSession, rendered: RenderedBody?)?
-    {
-        cachedSession(id: id, appID: appID, pass: pass).map { (HeldSession($0), nil) }
-    }
+    public func cachedSession(id: String, appID: String, pass: FencePass, hint: CacheHint) -> CachedSession? { nil }
 
     public func keepRendered(_ rendered: RenderedBody, from held: HeldSession) {}
 
-    public func cachedSessions(owner: String, appID: String, pass: FencePass) -> [Session]? { nil }
+    public func cachedSessions(owner: String, appID: String, pass: FencePass, hint: CacheHint) -> [Session]? { nil }
 
-    public func mayHoldSession(id: String) -> Bool { false }
+    public func sessionHint(id: String) -> CacheHint? { nil }
 
-    public func mayHoldSessions(owner: String, appID: String) -> Bool { false }
+    public func sessionsHint(owner: String, appID: String) -> CacheHint? { nil }
+}
+
+/// A session as the exact cache holds it, and the body last rendered from it, if any.
+public struct CachedSession: Sendable {
+    /// The session, shared.
+    public let held: HeldSession
+    /// The body kept beside it (``SessionStore/keepRendered(_:from:)``).
+    public let rendered: RenderedBody?
+
+    public init(held: HeldSession, rendered: RenderedBody?) {
+        self.held = held
+        self.rendered = rendered
+    }
 }
 
 /// A session held by the exact cache, shared by every read of it rather than copied: a copy of a `Session` retains

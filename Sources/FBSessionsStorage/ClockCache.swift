@@ -44,9 +44,23 @@ struct ClockCache<Key: Hashable, Value> {
         index[key] != nil
     }
 
+    /// Where `key` is held, for ``value(for:near:)``; not a use.
+    func position(of key: Key) -> Int? {
+        index[key]
+    }
+
     /// The value for `key`, marking it recently used.
     mutating func value(for key: Key) -> Value? {
         guard let position = index[key] else { return nil }
+        slots[position]!.referenced = true
+        return slots[position]!.value
+    }
+
+    /// The value for `key`, like ``value(for:)``, looked for first at `position` (where ``position(of:)`` found it
+    /// a moment ago): while the entry is still there this costs no search. A slot holds one key, and a key is held in
+    /// one slot, so the slot at `position` holding `key` is the entry a search would find.
+    mutating func value(for key: Key, near position: Int?) -> Value? {
+        guard let position, slots.indices.contains(position), slots[position]?.key == key else { return value(for: key) }
         slots[position]!.referenced = true
         return slots[position]!.value
     }

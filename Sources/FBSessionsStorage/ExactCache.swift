@@ -85,6 +85,9 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// Owner and picture tokens by their input (``hashedToken(_:_:)``), under their own lock.
     private var hashedTokens: [String: String] = [:]
     private let tokenLock = NSLock()
+    /// The app ids of the sessions kept (``sharedAppID(_:)``), under their own lock.
+    private var appIDs: [String: String] = [:]
+    private let appIDLock = NSLock()
 
     /// Who waits for a fence: a task (``fence()``), or a request parked without one (``wait(_:)``).
     private enum Waiter {
@@ -302,16 +305,18 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         }
     }
 
-    /// Whether the session is held, without a fence and without counting a use or a miss: a hint for the request
-    /// path (a request that would miss need not wait for a fence first), never an answer.
-    public func holdsSession(_ id: String) -> Bool {
-        lock.withLock { entries.contains(Self.sessionKey(id)) }
+    /// Where the session is held, without a fence and without counting a use or a miss; nil when it is not held. A
+    /// hint for the request path (a request that would miss need not wait for a fence first, and one that waits
+    /// reads the entry there after the fence without searching again), never an answer.
+    public func sessionHint(_ id: String) -> CacheHint? {
+        let key = Self.sessionKey(id)
+        return lock.withLock { entries.position(of: key) }.map { CacheHint(position: $0) }
     }
 
-    /// Whether the owner's list is held, like ``holdsSession(_:)``.
-    public func holdsSessions(owner: String, appID: String) -> Bool {
+    /// Where the owner's list is held, like ``sessionHint(_:)``.
+    public func sessionsHint(owner: String, appID: String) -> CacheHint? {
         let key = ownerKey(appID: appID, owner: owner)
-        return lock.withLock { entries.contains(key) }
+        return lock.withLock { entries.position(of: key) }.map { CacheHint(position: $0) }
     }
 
     /// Where a read from the database begins; pass it to the fills of what it read.
@@ -321,21 +326,22 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// The cached session, if any (call after ``fence()`` returned true).
     public func session(id: String, appID: String) -> Session? {
-        sessionWithBody(id: id, appID: appID)?.held.session
+        session(id: id, appID: appID, hint: .unknown)?.held.session
     }
 
     /// The cached session, shared, and the body last rendered from it, if any (call after ``fence()`` returned
-    /// true).
-    public func sessionWithBody(id: String, appID: String) -> (held: HeldSession, rendered: RenderedBody?)? {
-        lock.withLock {
-            guard case .session(let held, let rendered) = entries.value(for: Self.sessionKey(id)),
+    /// true); looked for first where `hint` says (``sessionHint(_:)``).
+    public func session(id: String, appID: String, hint: CacheHint) -> CachedSession? {
+        let key = Self.sessionKey(id)
+        return lock.withLock {
+            guard case .session(let held, let rendered) = entries.value(for: key, near: hint.position),
                 held.session.appID == appID
             else {
                 statistics.misses += 1
                 return nil
             }
             statistics.hits += 1
-            return (held, rendered)
+            return CachedSession(held: held, rendered: rendered)
         }
     }
 
@@ -355,11 +361,12 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// What a kept body takes beside its bytes: the array's header and the allocator's overhead.
     static let renderedOverhead = 64
 
-    /// The owner's cached list of live sessions, if any (call after ``fence()`` returned true).
-    public func sessions(owner: String, appID: String) -> [Session]? {
+    /// The owner's cached list of live sessions, if any (call after ``fence()`` returned true); looked for first
+    /// where `hint` says (``sessionsHint(owner:appID:)``).
+    public func sessions(owner: String, appID: String, hint: CacheHint = .unknown) -> [Session]? {
         let key = ownerKey(appID: appID, owner: owner)
         return lock.withLock {
-            guard case .ownerList(appID, owner, let list) = entries.value(for: key)
+            guard case .ownerList(appID, owner, let list) = entries.value(for: key, near: hint.position)
             else {
                 statistics.misses += 1
                 return nil
@@ -406,7 +413,22 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// Keeps a session read from the database, unless something about it was announced since `mark`.
     func fill(_ session: Session, since mark: InvalidationLog.Mark) {
-        keep(.session(HeldSession(session), nil), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
+        var held = session
+        held.appID = sharedAppID(session.appID)
+        keep(.session(HeldSession(held), nil), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
+    }
+
+    /// One string per app id for every session kept: a hit compares the session's app id with the caller's, and an
+    /// id longer than 15 bytes lives in a buffer of its own, which for each of thousands of sessions would be a load
+    /// from memory the processor has not cached. Shared, it is one buffer read on every hit. Bounded: apps are few,
+    /// and the table empties past 1,024 ids.
+    private func sharedAppID(_ appID: String) -> String {
+        appIDLock.withLock {
+            if let shared = appIDs[appID] { return shared }
+            if appIDs.count >= 1024 { appIDs.removeAll() }
+            appIDs[appID] = appID
+            return appID
+        }
     }
 
     /// Keeps an owner's list read from the database, unless something about the owner was announced since `mark`

@@ -235,6 +235,28 @@ struct ClockCacheTests {
         #expect(shrunk && cache.bytes == 50, "a smaller value frees its bytes")
     }
 
+    @Test func aReadNearAPlaceTakesOnlyTheKeyHeldThereNow() throws {
+        var cache = ClockCache<Int, String>(capacity: 100)
+        for key in 0..<4 { cache.set("v\(key)", for: key, bytes: 10) }
+        let place = try #require(cache.position(of: 2))
+        #expect(cache.value(for: 2, near: place) == "v2")
+        #expect(cache.value(for: 3, near: place) == "v3", "another key's place: searched, found where it is")
+        cache.remove(2)
+        #expect(cache.position(of: 2) == nil)
+        cache.set("v5", for: 5, bytes: 10)
+        #expect(cache.position(of: 5) == place, "the freed slot is reused")
+        #expect(cache.value(for: 2, near: place) == nil, "its old place holds another key now")
+        #expect(cache.value(for: 5, near: place) == "v5")
+        cache.set("v2 again", for: 2, bytes: 10)
+        #expect(cache.position(of: 2) != place)
+        #expect(cache.value(for: 2, near: place) == "v2 again", "held elsewhere now: found by the search")
+        #expect(cache.value(for: 2, near: 1_000) == "v2 again" && cache.value(for: 2, near: -1) == "v2 again")
+        cache.removeAll()
+        #expect(cache.value(for: 5, near: place) == nil, "emptied")
+        cache.set("v9", for: 9, bytes: 10)
+        #expect(cache.value(for: 5, near: cache.position(of: 9)) == nil, "a place refilled from empty holds its own key")
+    }
+
     @Test func aScanOfKeysReadOnceEvictsAlmostNothing() {
         var cache = ClockCache<Int, Int>(capacity: 1000)
         for key in 0..<1000 { cache.set(key, for: key, bytes: 1) }
@@ -313,29 +335,59 @@ struct ExactCacheSignalTests {
         let stored = session("ses_a")
         cache.fill(stored, since: cache.mark())
         let bytesBefore = cache.entries.bytes
-        let read = try #require(cache.sessionWithBody(id: "ses_a", appID: "app_1"))
+        let read = try #require(cache.session(id: "ses_a", appID: "app_1", hint: .unknown))
         #expect(read.rendered == nil && read.held.session == stored)
 
         cache.keepRendered(RenderedBody(shownState: .open, body: Array("copy".utf8)), from: HeldSession(stored))
-        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1")?.rendered == nil, "not from the entry held, though equal")
+        #expect(cache.session(id: "ses_a", appID: "app_1", hint: .unknown)?.rendered == nil, "not from the entry held, though equal")
         #expect(cache.entries.bytes == bytesBefore)
 
         let body = Array(#"{"id":"ses_a"}"#.utf8)
         cache.keepRendered(RenderedBody(shownState: .tokenLoaded, body: body), from: read.held)
-        let held = cache.sessionWithBody(id: "ses_a", appID: "app_1")
+        let held = cache.session(id: "ses_a", appID: "app_1", hint: .unknown)
         #expect(held?.rendered?.body == body && held?.rendered?.shownState == .tokenLoaded)
         #expect(held?.held === read.held, "the entry is shared, not copied")
         #expect(cache.entries.bytes == bytesBefore + ExactCache.renderedOverhead + body.count, "counted in the bytes")
-        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_2") == nil, "never for another app")
+        #expect(cache.session(id: "ses_a", appID: "app_2", hint: .unknown) == nil, "never for another app")
 
         cache.fill(stored, since: cache.mark())
         cache.keepRendered(RenderedBody(shownState: .open, body: Array("late".utf8)), from: read.held)
-        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1")?.rendered == nil, "not to an entry filled since")
+        #expect(cache.session(id: "ses_a", appID: "app_1", hint: .unknown)?.rendered == nil, "not to an entry filled since")
 
         cache.handle(.notification(channel: ExactCache.changeChannel, payload: "sses_a"))
-        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1") == nil, "announced: gone with its session")
+        #expect(cache.session(id: "ses_a", appID: "app_1", hint: .unknown) == nil, "announced: gone with its session")
         cache.fill(stored, since: cache.mark())
-        #expect(cache.sessionWithBody(id: "ses_a", appID: "app_1").map { $0.rendered == nil } == true, "filled again bare")
+        #expect(cache.session(id: "ses_a", appID: "app_1", hint: .unknown).map { $0.rendered == nil } == true, "filled again bare")
+    }
+
+    /// A hint taken before the fence says where to look, never what to answer: a session dropped, replaced or moved
+    /// between the hint and the read is read as the cache holds it at the read.
+    @Test func aHintNeverAnswersForWhatChangedAfterIt() throws {
+        let cache = ExactCache(capacity: 1 << 20, fenceTimeout: .seconds(30))
+        let fences = Fences()
+        cache.attach(sendFence: fences.send)
+        cache.handle(.fence(token: fences.last!))
+        cache.fill(session("ses_a"), since: cache.mark())
+        cache.fill(session("ses_x"), since: cache.mark())
+        let hint = try #require(cache.sessionHint("ses_a"))
+        #expect(cache.sessionHint("ses_unknown") == nil, "not held: no hint")
+        #expect(cache.session(id: "ses_a", appID: "app_1", hint: hint)?.held.session.id == "ses_a")
+        #expect(cache.session(id: "ses_a", appID: "app_2", hint: hint) == nil, "never for another app")
+
+        cache.handle(.notification(channel: ExactCache.changeChannel, payload: "sses_a"))
+        cache.fill(session("ses_b"), since: cache.mark())
+        #expect(cache.sessionHint("ses_b") == hint, "another session took the dropped one's place")
+        #expect(cache.session(id: "ses_a", appID: "app_1", hint: hint) == nil, "announced after the hint: not answered")
+        #expect(cache.session(id: "ses_b", appID: "app_1", hint: hint)?.held.session.id == "ses_b")
+
+        var changed = session("ses_a")
+        changed.owner = "bob"
+        cache.fill(changed, since: cache.mark())
+        #expect(cache.sessionHint("ses_a") != hint)
+        #expect(
+            cache.session(id: "ses_a", appID: "app_1", hint: hint)?.held.session.owner == "bob",
+            "filled again elsewhere: the entry held now")
+        #expect(cache.session(id: "ses_x", appID: "app_1", hint: CacheHint(position: 1 << 40))?.held.session.id == "ses_x")
     }
 
     @Test func aFenceThatNeverComesBackLetsRequestsGoToTheDatabase() async {

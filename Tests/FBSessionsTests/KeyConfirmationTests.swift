@@ -121,7 +121,7 @@ private func makeRouter(keys: CountingKeyStore, runs: Runs, fromCache: Response?
     // The same, with an answer from the exact cache (nil: not cached).
     let cached = Route(
         "GET", "/v1/cached", operationID: "cached", scope: .sessions,
-        cached: { context, pass in
+        cached: { context, pass, _ in
             #expect(context.principal != nil, "the key is confirmed before the cache answers")
             #expect(keys.knownLive(keyID: context.principal?.key.id ?? "", pass: pass))
             return fromCache
@@ -133,13 +133,13 @@ private func makeRouter(keys: CountingKeyStore, runs: Runs, fromCache: Response?
     // The same, for what the cache does not hold: asked before the fence, it says the cache cannot answer.
     let notHeld = Route(
         "GET", "/v1/not-held", operationID: "notHeld", scope: .sessions,
-        cached: { _, _ in
+        cached: { _, _, _ in
             Issue.record("a route whose answer is not held never waits for the cache")
             return nil
         },
-        mayAnswerFromCache: { context in
+        cacheHint: { context in
             #expect(context.principal != nil)
-            return false
+            return nil
         },
         body: .waiting { _ in
             runs.add()

@@ -56,6 +56,11 @@ import TestSupport
         let changed = try await harness.picture(session, ifNoneMatch: "\"something-else\"")
         #expect(changed.status == 200 && changed.body == first.body)
         #expect(harness.emulator.callCounts.values.reduce(0, +) == 0)
+        let metrics = harness.service.metrics.render().split(separator: "\n")
+        let counted = ["miss", "not_modified", "hit"].map { outcome in
+            metrics.first { $0.hasPrefix(#"fbs_picture_requests_total{outcome="\#(outcome)"} "#) }?.split(separator: " ").last
+        }
+        #expect(counted == ["1", "4", "1"], "each answer counted once, by its outcome")
     }
 
     @Test func fiftyConcurrentMissesMakeOneGraphCallAndOneFetch() async throws {
