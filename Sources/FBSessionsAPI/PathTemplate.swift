@@ -52,21 +52,32 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
         var count = 1
         for index in 1..<path.count where path[index] == slash { count += 1 }
         guard count == segments.count else { return .noMatch }
-        var parameters: [String: String] = [:]
+        // Every literal segment first, with nothing decoded: most templates of a path's length differ from it in a
+        // literal (`/v1/sessions/{id}/token` for a picture's path), and decoding the parameters before finding that
+        // out made a string and a dictionary per template tried.
         var start = 1
         for segment in segments {
             var end = start
             while end < path.count, path[end] != slash { end += 1 }
-            let part = UnsafeBufferPointer(rebasing: path[start..<end])
-            start = end + 1
-            switch segment {
-            case .literal(let text):
+            if case .literal(let text) = segment {
+                let part = UnsafeBufferPointer(rebasing: path[start..<end])
                 guard text.utf8.count == part.count, text.utf8.elementsEqual(part) else { return .noMatch }
-            case .parameter(let name):
-                guard !part.isEmpty else { return .noMatch }
+            } else if end == start {
+                return .noMatch
+            }
+            start = end + 1
+        }
+        var parameters: [String: String] = [:]
+        start = 1
+        for segment in segments {
+            var end = start
+            while end < path.count, path[end] != slash { end += 1 }
+            if case .parameter(let name) = segment {
+                let part = UnsafeBufferPointer(rebasing: path[start..<end])
                 guard let decoded = PercentDecoding.decode(bytes: part, plusIsSpace: false) else { return .badEncoding }
                 parameters[name] = decoded
             }
+            start = end + 1
         }
         return .matched(parameters)
     }
@@ -79,16 +90,18 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
     /// Matches a path already split by ``segments(of:)``.
     func match(segments parts: ArraySlice<Substring>) -> Match {
         guard parts.count == segments.count else { return .noMatch }
-        var parameters: [String: String] = [:]
+        // The literals first, as ``match(ascii:)`` does.
         for (segment, part) in zip(segments, parts) {
             switch segment {
-            case .literal(let text):
-                guard part == text else { return .noMatch }
-            case .parameter(let name):
-                guard !part.isEmpty else { return .noMatch }
-                guard let decoded = PercentDecoding.decode(part, plusIsSpace: false) else { return .badEncoding }
-                parameters[name] = decoded
+            case .literal(let text): guard part == text else { return .noMatch }
+            case .parameter: guard !part.isEmpty else { return .noMatch }
             }
+        }
+        var parameters: [String: String] = [:]
+        for (segment, part) in zip(segments, parts) {
+            guard case .parameter(let name) = segment else { continue }
+            guard let decoded = PercentDecoding.decode(part, plusIsSpace: false) else { return .badEncoding }
+            parameters[name] = decoded
         }
         return .matched(parameters)
     }

@@ -320,23 +320,36 @@ public enum PictureETag {
 
     /// Whether an `If-None-Match` value names `etag`: `*`, or a listed tag equal under weak comparison.
     public static func matches(_ ifNoneMatch: String?, _ etag: String) -> Bool {
-        guard let ifNoneMatch else { return false }
-        let wanted = Array(unprefixed(etag.utf8[...]))
-        // Bytes, not Characters: this runs on every conditional picture request.
-        for item in ifNoneMatch.utf8.split(separator: UInt8(ascii: ",")) {
-            let tag = unprefixed(trimmed(item))
-            if tag.elementsEqual("*".utf8) || tag.elementsEqual(wanted) { return true }
+        guard var list = ifNoneMatch else { return false }
+        var etag = etag
+        // On the bytes in place: this runs on every conditional picture request, and the `Substring.UTF8View`
+        // version's generic iteration was 2 % of a 304.
+        return etag.withUTF8 { tag in
+            let wanted = unprefixed(tag[...])
+            return list.withUTF8 { bytes in
+                var start = 0
+                while start <= bytes.count {
+                    var end = start
+                    while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+                    let item = unprefixed(trimmed(bytes[start..<end]))
+                    if (item.count == 1 && item.first == UInt8(ascii: "*")) || item.elementsEqual(wanted) { return true }
+                    start = end + 1
+                }
+                return false
+            }
         }
-        return false
     }
 
+    private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+
     /// A tag without its weak prefix `W/`.
-    private static func unprefixed(_ tag: Substring.UTF8View) -> Substring.UTF8View {
-        tag.starts(with: "W/".utf8) ? tag.dropFirst(2) : tag
+    private static func unprefixed(_ tag: Bytes) -> Bytes {
+        tag.count >= 2 && tag[tag.startIndex] == UInt8(ascii: "W") && tag[tag.startIndex + 1] == UInt8(ascii: "/")
+            ? tag.dropFirst(2) : tag
     }
 
     /// An item of the list without the optional whitespace (space, tab) around it.
-    private static func trimmed(_ item: Substring.UTF8View) -> Substring.UTF8View {
+    private static func trimmed(_ item: Bytes) -> Bytes {
         let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         guard let first = item.firstIndex(where: { !isSpace($0) }), let last = item.lastIndex(where: { !isSpace($0) })
         else { return item[item.endIndex...] }

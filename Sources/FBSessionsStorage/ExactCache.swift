@@ -82,8 +82,15 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// ``listenerConnection``.
     var lastLoopNumber = 0
     private var sendFence: (@Sendable (String) -> Void)?
-    /// Owner and picture tokens by their input (``hashedToken(_:_:)``), under their own lock.
-    private var hashedTokens: [String: String] = [:]
+    /// Owner and picture tokens by what they hash (``hashedToken(_:for:_:)``), under their own lock.
+    private var hashedTokens: [TokenInput: String] = [:]
+
+    /// What an owner's or a picture's token hashes, as its parts: looking a token up hashes the parts in place,
+    /// with no string joined per request.
+    private enum TokenInput: Hashable {
+        case owner(appID: String, owner: String)
+        case picture(PictureKey)
+    }
     private let tokenLock = NSLock()
     /// The app ids of the sessions kept (``sharedAppID(_:)``), under their own lock.
     private var appIDs: [String: String] = [:]
@@ -447,24 +454,23 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// The token that announces an owner (`fbs_owner_token` in migration 0008): `o` and the first 16 hex digits
     /// of SHA-256 of `app:owner`. Two owners whose tokens collide only drop each other's entries.
     func ownerKey(appID: String, owner: String) -> String {
-        hashedToken("o", appID + ":" + owner)
+        hashedToken("o", for: .owner(appID: appID, owner: owner), appID + ":" + owner)
     }
 
     /// The token that announces a cached picture (`fbs_picture_token` in migration 0009): `p` and the first 16 hex
     /// digits of SHA-256 of `app:facebook user:size`.
     func pictureKey(_ key: PictureKey) -> String {
-        hashedToken("p", key.appID + ":" + key.facebookUserID + ":" + key.sizeKey)
+        hashedToken("p", for: .picture(key), key.appID + ":" + key.facebookUserID + ":" + key.sizeKey)
     }
 
-    /// `prefix` and the first 16 hex digits of SHA-256 of `input`, remembered for the last few thousand inputs: a
-    /// hot owner or picture then costs a dictionary lookup per request, not a digest.
-    private func hashedToken(_ prefix: String, _ input: String) -> String {
-        let remembered = prefix + input
-        if let token = tokenLock.withLock({ hashedTokens[remembered] }) { return token }
-        let token = prefix + Hex.encode(SHA256.hash(Array(input.utf8)).prefix(8))
+    /// `prefix` and the first 16 hex digits of SHA-256 of `input()`, remembered by `parts` for the last few
+    /// thousand: a hot owner or picture then costs a dictionary lookup per request, not a digest.
+    private func hashedToken(_ prefix: String, for parts: TokenInput, _ input: @autoclosure () -> String) -> String {
+        if let token = tokenLock.withLock({ hashedTokens[parts] }) { return token }
+        let token = prefix + Hex.encode(SHA256.hash(input()).prefix(8))
         tokenLock.withLock {
             if hashedTokens.count >= 4096 { hashedTokens.removeAll(keepingCapacity: true) }
-            hashedTokens[remembered] = token
+            hashedTokens[parts] = token
         }
         return token
     }

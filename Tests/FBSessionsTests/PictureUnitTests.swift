@@ -89,6 +89,10 @@ import Testing
         #expect(!PictureETag.matches(nil, etag) && !PictureETag.matches("\"a\"", etag) && !PictureETag.matches("", etag))
         #expect(PictureETag.matches("\"a\",\t" + etag + " ", etag))
         #expect(!PictureETag.matches("W/", etag) && !PictureETag.matches(" , ", etag))
+        #expect(PictureETag.matches(" * ", etag) && !PictureETag.matches("**", etag) && !PictureETag.matches("*x", etag))
+        #expect(!PictureETag.matches(String(etag.dropLast()), etag) && !PictureETag.matches(etag + "x", etag))
+        #expect(!PictureETag.matches(etag.uppercased(), etag) || etag == etag.uppercased())
+        #expect(PictureETag.matches("\"a\",,W/\(etag)", etag), "an empty item is skipped")
     }
 
     @Test func sizeKeys() {

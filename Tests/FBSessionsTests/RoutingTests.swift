@@ -51,6 +51,10 @@ private func errorCode(_ response: Response) -> String? {
         if case .matched = template.match("/v1/owners/a/b/sessions") { Issue.record("slash split the owner") }
         if case .badEncoding = template.match("/v1/owners/%zz/sessions") {} else { Issue.record("bad % accepted") }
         if case .badEncoding = template.match("/v1/owners/%ff%fe/sessions") {} else { Issue.record("bad UTF-8 accepted") }
+        // The literals decide first: a path of another route is no match, however its parameters are encoded.
+        if case .noMatch = template.match("/v1/owners/%zz/active") {} else { Issue.record("another route's path") }
+        if case .noMatch = template.match("/v1/owners/%zz/sessionz") {} else { Issue.record("another literal") }
+        if case .noMatch = template.match("/v1/owners//sessions") {} else { Issue.record("an empty parameter") }
     }
 
     @Test func queryStringsDecodeStrictly() {
