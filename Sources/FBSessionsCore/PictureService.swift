@@ -76,14 +76,14 @@ public struct PictureService: Sendable {
             case hit, notModified = "not_modified", miss, stale, failed
         }
 
-        private let series: [CounterSeries]
+        private let series: [Outcome: CounterSeries]
 
         init(_ counter: Counter) {
-            series = Outcome.allCases.map { counter.series([("outcome", $0.rawValue)]) }
+            series = Dictionary(uniqueKeysWithValues: Outcome.allCases.map { ($0, counter.series([("outcome", $0.rawValue)])) })
         }
 
         func count(_ outcome: Outcome) {
-            series[Outcome.allCases.firstIndex(of: outcome)!].increment()
+            series[outcome]?.increment()
         }
     }
 

@@ -82,7 +82,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// ``listenerConnection``.
     var lastLoopNumber = 0
     private var sendFence: (@Sendable (String) -> Void)?
-    /// Owner and picture tokens by what they hash (``hashedToken(_:for:_:)``), under their own lock.
+    /// Owner and picture tokens by what they hash (``hashedToken(_:)``), under their own lock.
     private var hashedTokens: [TokenInput: String] = [:]
 
     /// What an owner's or a picture's token hashes, as its parts: looking a token up hashes the parts in place,
@@ -90,6 +90,14 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     private enum TokenInput: Hashable {
         case owner(appID: String, owner: String)
         case picture(PictureKey)
+
+        /// The token's prefix and the text whose digest follows it (migrations 0008 and 0009).
+        var prefixAndText: (prefix: String, text: String) {
+            switch self {
+            case .owner(let appID, let owner): ("o", appID + ":" + owner)
+            case .picture(let key): ("p", key.appID + ":" + key.facebookUserID + ":" + key.sizeKey)
+            }
+        }
     }
     private let tokenLock = NSLock()
     /// The app ids of the sessions kept (``sharedAppID(_:)``), under their own lock.
@@ -316,14 +324,16 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// hint for the request path (a request that would miss need not wait for a fence first, and one that waits
     /// reads the entry there after the fence without searching again), never an answer.
     public func sessionHint(_ id: String) -> CacheHint? {
-        let key = Self.sessionKey(id)
-        return lock.withLock { entries.position(of: key) }.map { CacheHint(position: $0) }
+        hint(for: Self.sessionKey(id))
     }
 
     /// Where the owner's list is held, like ``sessionHint(_:)``.
     public func sessionsHint(owner: String, appID: String) -> CacheHint? {
-        let key = ownerKey(appID: appID, owner: owner)
-        return lock.withLock { entries.position(of: key) }.map { CacheHint(position: $0) }
+        hint(for: ownerKey(appID: appID, owner: owner))
+    }
+
+    private func hint(for key: String) -> CacheHint? {
+        lock.withLock { entries.position(of: key) }.map { CacheHint(position: $0) }
     }
 
     /// Where a read from the database begins; pass it to the fills of what it read.
@@ -420,9 +430,9 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// Keeps a session read from the database, unless something about it was announced since `mark`.
     func fill(_ session: Session, since mark: InvalidationLog.Mark) {
-        var held = session
-        held.appID = sharedAppID(session.appID)
-        keep(.session(HeldSession(held), nil), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
+        var kept = session
+        kept.appID = sharedAppID(session.appID)
+        keep(.session(HeldSession(kept), nil), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
     }
 
     /// One string per app id for every session kept: a hit compares the session's app id with the caller's, and an
@@ -454,20 +464,21 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// The token that announces an owner (`fbs_owner_token` in migration 0008): `o` and the first 16 hex digits
     /// of SHA-256 of `app:owner`. Two owners whose tokens collide only drop each other's entries.
     func ownerKey(appID: String, owner: String) -> String {
-        hashedToken("o", for: .owner(appID: appID, owner: owner), appID + ":" + owner)
+        hashedToken(.owner(appID: appID, owner: owner))
     }
 
     /// The token that announces a cached picture (`fbs_picture_token` in migration 0009): `p` and the first 16 hex
     /// digits of SHA-256 of `app:facebook user:size`.
     func pictureKey(_ key: PictureKey) -> String {
-        hashedToken("p", for: .picture(key), key.appID + ":" + key.facebookUserID + ":" + key.sizeKey)
+        hashedToken(.picture(key))
     }
 
-    /// `prefix` and the first 16 hex digits of SHA-256 of `input()`, remembered by `parts` for the last few
-    /// thousand: a hot owner or picture then costs a dictionary lookup per request, not a digest.
-    private func hashedToken(_ prefix: String, for parts: TokenInput, _ input: @autoclosure () -> String) -> String {
+    /// The prefix and the first 16 hex digits of SHA-256 of the text (``TokenInput/prefixAndText``), remembered for
+    /// the last few thousand inputs: a hot owner or picture then costs a dictionary lookup per request, not a digest.
+    private func hashedToken(_ parts: TokenInput) -> String {
         if let token = tokenLock.withLock({ hashedTokens[parts] }) { return token }
-        let token = prefix + Hex.encode(SHA256.hash(input()).prefix(8))
+        let (prefix, text) = parts.prefixAndText
+        let token = prefix + Hex.encode(SHA256.hash(text).prefix(8))
         tokenLock.withLock {
             if hashedTokens.count >= 4096 { hashedTokens.removeAll(keepingCapacity: true) }
             hashedTokens[parts] = token
