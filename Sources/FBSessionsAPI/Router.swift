@@ -301,12 +301,15 @@ public final class Router: RequestHandler, Sendable {
         var value = value
         return value.withUTF8 { bytes -> String? in
             guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
-            let scheme = Array("bearer ".utf8)
-            guard bytes.count > scheme.count else { return "" }
-            for index in 0..<scheme.count where bytes[index] | (bytes[index] >= 0x41 && bytes[index] <= 0x5A ? 0x20 : 0) != scheme[index] {
+            let scheme: StaticString = "bearer "
+            let schemeLength = scheme.utf8CodeUnitCount
+            guard bytes.count > schemeLength else { return "" }
+            let schemeBytes = scheme.utf8Start
+            for index in 0..<schemeLength
+            where bytes[index] | (bytes[index] >= 0x41 && bytes[index] <= 0x5A ? 0x20 : 0) != schemeBytes[index] {
                 return ""
             }
-            var start = scheme.count
+            var start = schemeLength
             var end = bytes.count
             while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
             while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }

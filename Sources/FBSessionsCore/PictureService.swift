@@ -23,7 +23,7 @@ import Support
 ///   again, so once it has, the cached copy is served for as long as the session lives (marked stale, with no
 ///   `maxStale` bound); with nothing cached the answer is ``PictureError/notCached(_:)`` (404
 ///   `picture_not_cached`).
-public struct PictureService: Sendable {
+public final class PictureService: Sendable {
     /// The cache key of a limited session's picture, whatever size is asked: its token names one picture.
     public static let limitedSizeKey = "limited"
 
@@ -206,7 +206,7 @@ public struct PictureService: Sendable {
         }
         do {
             let fresh = try await flights.run(key: key) {
-                try await fillOrFollow(key, size: size, sessionID: sessionID, app: app)
+                try await self.fillOrFollow(key, size: size, sessionID: sessionID, app: app)
             }
             let outcome: PictureReply.Outcome = PictureETag.matches(ifNoneMatch, fresh.etag) ? .notModified : .miss
             return reply(fresh, outcome, now: Date(), counted: .miss)

@@ -124,11 +124,19 @@ public struct CachedPicture: Sendable, Equatable {
 
 extension GraphPictureSize {
     /// The size's part of a cache key: `default`, `type=large`, `w=100,h=100`, `type=square,w=64`.
+    /// Built in one string, with no list of parts: every picture request computes it.
     public var cacheKey: String {
-        var parts: [String] = []
-        if let kind { parts.append("type=" + kind.rawValue) }
-        if let width { parts.append("w=\(width)") }
-        if let height { parts.append("h=\(height)") }
-        return parts.isEmpty ? "default" : parts.joined(separator: ",")
+        guard kind != nil || width != nil || height != nil else { return "default" }
+        var key = ""
+        if let kind { key += "type=" + kind.rawValue }
+        if let width {
+            if !key.isEmpty { key += "," }
+            key += "w=" + String(width)
+        }
+        if let height {
+            if !key.isEmpty { key += "," }
+            key += "h=" + String(height)
+        }
+        return key
     }
 }

@@ -83,7 +83,10 @@ extension KeyStore {
 }
 
 /// Who is calling: an unrevoked key and its app.
-public struct Principal: Sendable, Equatable {
+///
+/// A class: a principal travels with every request through several contexts, and a copy of a struct of the key and
+/// the app retained each of their strings (measured on the cached routes' path); a class instance is one retain.
+public final class Principal: Sendable, Equatable {
     /// The key used.
     public let key: APIKey
     /// Its app.
@@ -97,6 +100,10 @@ public struct Principal: Sendable, Equatable {
 
     /// Whether the key has `scope`.
     public func allows(_ scope: Scope) -> Bool { key.scopes.contains(scope) }
+
+    public static func == (lhs: Principal, rhs: Principal) -> Bool {
+        lhs.key == rhs.key && lhs.app == rhs.app
+    }
 }
 
 /// Whether the service can serve: the database answers and its schema is current.

@@ -6,7 +6,7 @@ import Foundation
 /// Graph calls that do not depend on each other run concurrently. Validation is single-flight: within this
 /// process by ``SingleFlight``, across instances by the store's validation lease, so concurrent requests for one
 /// session make at most one Graph call. A transient Graph failure never closes a session.
-public struct SessionService: Sendable {
+public final class SessionService: Sendable {
     /// The knobs from settings.
     public struct Policy: Sendable {
         /// Seconds a validation stays fresh (`FBS_VALIDATE_TTL`).
@@ -89,7 +89,7 @@ public struct SessionService: Sendable {
         if let answer = answerWithoutGraph(session, mode: mode) { return answer }
         let staleAfter = mode == .always ? 0 : policy.validateTTL
         return try await flights.run(key: "\(id)|\(mode.rawValue)") {
-            try await validate(id, app: app, staleAfter: staleAfter)
+            try await self.validate(id, app: app, staleAfter: staleAfter)
         }
     }
 

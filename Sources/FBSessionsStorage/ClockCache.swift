@@ -12,17 +12,21 @@
 ///
 /// Not thread-safe: ``ExactCache`` guards it with its lock.
 struct ClockCache<Key: Hashable, Value> {
+    /// One place in the sweep; a free place holds no key. Its fields are read in place (`slots[i].value`): with
+    /// optional slots, a read unwrapped and copied the whole slot, key included (`perf`, the cached routes).
     private struct Slot {
-        var key: Key
-        var value: Value
+        var key: Key?
+        var value: Value?
         var bytes: Int
         var referenced: Bool
+
+        static var free: Slot { Slot(key: nil, value: nil, bytes: 0, referenced: false) }
     }
 
     /// The most bytes the values may add up to.
     let capacity: Int
     private(set) var bytes = 0
-    private var slots: [Slot?] = []
+    private var slots: [Slot] = []
     private var index: [Key: Int] = [:]
     private var free: [Int] = []
     private var hand = 0
@@ -52,17 +56,17 @@ struct ClockCache<Key: Hashable, Value> {
     /// The value for `key`, marking it recently used.
     mutating func value(for key: Key) -> Value? {
         guard let position = index[key] else { return nil }
-        slots[position]!.referenced = true
-        return slots[position]!.value
+        slots[position].referenced = true
+        return slots[position].value
     }
 
     /// The value for `key`, like ``value(for:)``, looked for first at `position` (where ``position(of:)`` found it
     /// a moment ago): while the entry is still there this costs no search. A slot holds one key, and a key is held in
     /// one slot, so the slot at `position` holding `key` is the entry a search would find.
     mutating func value(for key: Key, near position: Int?) -> Value? {
-        guard let position, slots.indices.contains(position), slots[position]?.key == key else { return value(for: key) }
-        slots[position]!.referenced = true
-        return slots[position]!.value
+        guard let position, slots.indices.contains(position), slots[position].key == key else { return value(for: key) }
+        slots[position].referenced = true
+        return slots[position].value
     }
 
     /// Stores `value` under `key`, replacing any older value, and evicts until the values fit. A value larger
@@ -99,9 +103,9 @@ struct ClockCache<Key: Hashable, Value> {
     /// - Returns: Whether the value was changed.
     @discardableResult
     mutating func update(_ key: Key, bytes size: Int, _ change: (inout Value) -> Bool) -> Bool {
-        guard let position = index[key], size <= capacity, change(&slots[position]!.value) else { return false }
-        bytes += size - slots[position]!.bytes
-        slots[position]!.bytes = size
+        guard let position = index[key], size <= capacity, change(&slots[position].value!) else { return false }
+        bytes += size - slots[position].bytes
+        slots[position].bytes = size
         while bytes > capacity, index.count > 1 {
             evictOne(sparing: position)
         }
@@ -127,8 +131,8 @@ struct ClockCache<Key: Hashable, Value> {
     @discardableResult
     mutating func remove(_ key: Key) -> Bool {
         guard let position = index.removeValue(forKey: key) else { return false }
-        bytes -= slots[position]!.bytes
-        slots[position] = nil
+        bytes -= slots[position].bytes
+        slots[position] = .free
         free.append(position)
         return true
     }
@@ -147,11 +151,11 @@ struct ClockCache<Key: Hashable, Value> {
         while true {
             if hand >= slots.count { hand = 0 }
             defer { hand += 1 }
-            guard hand != spared, let slot = slots[hand] else { continue }
-            if slot.referenced {
-                slots[hand]!.referenced = false
+            guard hand != spared, let key = slots[hand].key else { continue }
+            if slots[hand].referenced {
+                slots[hand].referenced = false
             } else {
-                remove(slot.key)
+                remove(key)
                 return
             }
         }

@@ -401,6 +401,25 @@ struct ExactCacheSignalTests {
         #expect(await cache.fence() == false, "not current after a timeout")
     }
 
+    /// The watchdog reaches its cache unretained (no weak reference, which would slow every retain of the cache): a
+    /// cache freed while its watchdog ticks, with a fence out and late, must be neither reached nor kept alive.
+    @Test func cachesFreedWhileTheirWatchdogsTickAreNeverReached() async throws {
+        weak var freed: ExactCache?
+        for round in 0..<200 {
+            // A 4 ms timeout ticks every millisecond; the fence sent by `attach` never comes back.
+            let cache = ExactCache(capacity: 1 << 20, fenceTimeout: .milliseconds(4))
+            cache.attach(sendFence: { _ in })
+            if round % 2 == 0 { try await Task.sleep(for: .microseconds(round * 20)) }
+            freed = cache
+        }
+        #expect(freed == nil, "the last cache was freed: its watchdog does not hold it")
+        let kept = ExactCache(capacity: 1 << 20, fenceTimeout: .milliseconds(20))
+        let fences = Fences()
+        kept.attach(sendFence: fences.send)
+        kept.handle(.fence(token: fences.last!))
+        #expect(await kept.fence() == false, "a late fence still fails through the watchdog")
+    }
+
     /// Passes handed to a parked request (``ExactCache/wait(_:)``).
     private final class Passes: @unchecked Sendable {
         let lock = NSLock()
