@@ -370,15 +370,23 @@ final class ServerCore: @unchecked Sendable {
         guard let made else { return false }
         defer { MHD_destroy_response(made) }
         for field in response.headers {
-            _ = MHD_add_response_header(made, field.name, field.value)
+            Self.addHeader(field.name, field.value, to: made)
         }
         if let requestID = exchange.head?.requestID {
-            _ = MHD_add_response_header(made, "X-Request-Id", requestID)
+            Self.addHeader("X-Request-Id", requestID, to: made)
         }
         if draining.load(ordering: .relaxed) {
             _ = MHD_add_response_header(made, "Connection", "close")
         }
         return MHD_queue_response(connection, UInt32(response.status), made) == .YES
+    }
+
+    /// Adds a header through `withCString`: the implicit conversion of a `String` argument to a C string copies a
+    /// short (inline) string into a new heap array, and most header names and many values are short.
+    private static func addHeader(_ name: String, _ value: String, to response: OpaquePointer) {
+        name.withCString { name in
+            value.withCString { value in _ = MHD_add_response_header(response, name, value) }
+        }
     }
 
     /// Bodies at least this long are handed to libmicrohttpd without a copy (a cached picture: 100 KB copied per
