@@ -25,7 +25,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
     /// The result of matching a path.
     public enum Match: Sendable {
         /// Matched, with the decoded parameters.
-        case matched([String: String])
+        case matched(PathParameters)
         /// Another path.
         case noMatch
         /// The right shape, but a parameter is not validly percent-encoded UTF-8.
@@ -67,7 +67,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
             }
             start = end + 1
         }
-        var parameters: [String: String] = [:]
+        var parameters = PathParameters()
         start = 1
         for segment in segments {
             var end = start
@@ -97,7 +97,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
             case .parameter: guard !part.isEmpty else { return .noMatch }
             }
         }
-        var parameters: [String: String] = [:]
+        var parameters = PathParameters()
         for (segment, part) in zip(segments, parts) {
             guard case .parameter(let name) = segment else { continue }
             guard let decoded = PercentDecoding.decode(part, plusIsSpace: false) else { return .badEncoding }

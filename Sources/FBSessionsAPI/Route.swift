@@ -59,7 +59,7 @@ public struct RouteContext: Sendable {
     /// The request.
     public let request: Request
     /// Decoded path parameters by name.
-    public let parameters: [String: String]
+    public let parameters: PathParameters
     /// Decoded query pairs in order.
     public let query: [(name: String, value: String)]
     /// The caller, for routes with a scope.

@@ -208,9 +208,9 @@ public final class Router: RequestHandler, Sendable {
     /// one through ``Match`` costs a retain, not a copy of the route.
     fileprivate final class Found: Sendable {
         let route: Route
-        let parameters: [String: String]
+        let parameters: PathParameters
 
-        init(route: Route, parameters: [String: String]) {
+        init(route: Route, parameters: PathParameters) {
             self.route = route
             self.parameters = parameters
         }

@@ -41,6 +41,24 @@ private func errorCode(_ response: Response) -> String? {
 }
 
 @Suite struct RoutingTests {
+    @Test func pathParametersAreReadByNameInTheTemplatesOrder() {
+        let template = PathTemplate("/v1/apps/{app}/keys/{key}")
+        guard case .matched(let parameters) = template.match("/v1/apps/a%20b/keys/k1") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(parameters["app"] == "a b" && parameters["key"] == "k1")
+        #expect(parameters["id"] == nil, "a name the template lacks")
+        #expect(parameters.map(\.key) == ["app", "key"], "the template's order")
+        #expect(parameters == ["key": "k1", "app": "a b"], "equal whatever the order")
+        #expect(parameters != ["app": "a b", "key": "k2"] && parameters != ["app": "a b"])
+        var replaced = parameters
+        replaced["key"] = "k2"
+        #expect(replaced.count == 2 && replaced["key"] == "k2", "a name set again replaces its value")
+        replaced["key"] = nil
+        #expect(replaced.count == 1 && replaced["key"] == nil)
+    }
+
     @Test func templatesDecodeEachSegmentOnItsOwn() {
         let template = PathTemplate("/v1/owners/{owner}/sessions")
         guard case .matched(let parameters) = template.match("/v1/owners/a%2Fb%40c/sessions") else {
