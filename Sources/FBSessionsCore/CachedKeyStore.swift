@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// A ``KeyStore`` that remembers which app and scopes a presented key belongs to, so that a busy backend's
 /// requests skip the key lookup (a join of `api_keys` and `apps` and a hash comparison), but never whether the key
@@ -21,6 +22,11 @@ public final class CachedKeyStore: KeyStore, @unchecked Sendable {
     private let capacity: Int
     private let lock = NSLock()
     private var entries: [[UInt8]: (principal: Principal, expires: Date)] = [:]
+    /// Counts the changes to `entries` (under the lock): a thread's ``Memo`` is good only while it has not moved.
+    private let changes = Atomic<UInt64>(0)
+    /// Tells this store's memos from another store's on the same thread.
+    private let serial = CachedKeyStore.lastSerial.add(1, ordering: .relaxed).newValue
+    private static let lastSerial = Atomic<UInt64>(0)
 
     /// Wraps a store. `ttl` is how long an entry is kept after it was last filled (`FBS_KEY_CACHE_TTL`); 0 turns
     /// the cache off.
@@ -34,11 +40,11 @@ public final class CachedKeyStore: KeyStore, @unchecked Sendable {
     public func authenticate(_ presented: String) async throws -> Principal? {
         let digest = SHA256.hash(presented)
         guard let principal = try await base.authenticate(presented) else {
-            lock.withLock { entries[digest] = nil }
+            change { entries[digest] = nil }
             return nil
         }
         if ttl > 0 {
-            lock.withLock {
+            change {
                 if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
                 entries[digest] = (principal, Date().addingTimeInterval(ttl))
             }
@@ -53,9 +59,66 @@ public final class CachedKeyStore: KeyStore, @unchecked Sendable {
     }
 
     public func cachedPrincipal(_ presented: String) -> Principal? {
+        let now = Date()
+        let memo = Memo.onThisThread
+        // Read before the search: a change after this reading leaves the memo made below already out of date.
+        let changes = self.changes.load(ordering: .acquiring)
+        if memo.store == serial, memo.changes == changes, memo.expires > now, memo.presented == presented {
+            return memo.principal
+        }
         let digest = SHA256.hash(presented)
-        guard let hit = lock.withLock({ entries[digest] }), hit.expires > Date() else { return nil }
+        guard let hit = lock.withLock({ entries[digest] }), hit.expires > now else { return nil }
+        memo.remember(presented, hit.principal, expires: hit.expires, store: serial, changes: changes)
         return hit.principal
+    }
+
+    /// Changes `entries` under the lock, and counts the change so that every thread's ``Memo`` is dropped.
+    private func change(_ body: () -> Void) {
+        lock.withLock {
+            body()
+            changes.add(1, ordering: .releasing)
+        }
+    }
+
+    /// The key the calling thread last found a principal for, and that principal: a keep-alive connection presents
+    /// the same key on every request, and an event loop serves its connections in turn, so most requests present
+    /// the key their thread saw last. Comparing the text costs less than digesting it and searching under the
+    /// lock (`perf`: a tenth of a cached status's routing work). It holds what the entry held (app and scopes,
+    /// fixed for a key's life) and is good only while its store's entries have not changed since: a revocation
+    /// forgets the key's entry, which drops every thread's memo. Liveness is never taken from it (the router
+    /// confirms it after the fence, as for any cached principal).
+    private final class Memo {
+        var store: UInt64 = 0
+        var changes: UInt64 = 0
+        var presented = ""
+        var principal: Principal?
+        var expires = Date.distantPast
+
+        func remember(_ presented: String, _ principal: Principal, expires: Date, store: UInt64, changes: UInt64) {
+            self.presented = presented
+            self.principal = principal
+            self.expires = expires
+            self.store = store
+            self.changes = changes
+        }
+
+        /// The calling thread's memo, made on first use and released when the thread ends.
+        static var onThisThread: Memo {
+            if let raw = pthread_getspecific(key) { return Unmanaged<Memo>.fromOpaque(raw).takeUnretainedValue() }
+            let memo = Memo()
+            pthread_setspecific(key, Unmanaged.passRetained(memo).toOpaque())
+            // balanced by the key's destructor (below), when the thread ends
+            return memo
+        }
+
+        private static let key: pthread_key_t = {
+            var key = pthread_key_t()
+            let status = pthread_key_create(&key) { raw in
+                if let raw { Unmanaged<Memo>.fromOpaque(raw).release() }
+            }
+            precondition(status == 0, "pthread_key_create failed: \(status)")
+            return key
+        }()
     }
 
     public var fence: (any RequestFence)? { base.fence }
@@ -71,7 +134,7 @@ public final class CachedKeyStore: KeyStore, @unchecked Sendable {
     }
 
     public func forget(keyID: String) {
-        lock.withLock { entries = entries.filter { $0.value.principal.key.id != keyID } }
+        change { entries = entries.filter { $0.value.principal.key.id != keyID } }
     }
 
     public func addKey(appID: String, scopes: [Scope]) async throws -> (key: APIKey, text: String) {

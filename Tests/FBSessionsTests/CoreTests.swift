@@ -127,4 +127,43 @@ import Testing
         #expect(try await uncached.lookup(other.text)?.isConfirmed == true)
         #expect(try await uncached.lookup(other.text)?.isConfirmed == true)
     }
+
+    /// A thread remembers the last key it found (``CachedKeyStore/cachedPrincipal(_:)``): the checks below run with no
+    /// suspension between them, so each second call of a pair is answered from that memo on the same thread.
+    @Test func theThreadsLastKeyIsRememberedOnlyWhileItsEntryIs() async throws {
+        let base = InMemoryKeyStore()
+        let first = try await base.addKey(appID: "app_test", scopes: [.sessions])
+        let second = try await base.addKey(appID: "app_test", scopes: [.events])
+        let cached = CachedKeyStore(base, ttl: 60)
+        _ = try await cached.authenticate(first.text)
+        _ = try await cached.authenticate(second.text)
+        let other = CachedKeyStore(InMemoryKeyStore(), ttl: 60)
+
+        func onOneThread() -> [String?] {
+            var seen: [String?] = []
+            seen.append(cached.cachedPrincipal(first.text)?.key.id)
+            seen.append(cached.cachedPrincipal(first.text)?.key.id)  // the memo
+            seen.append(cached.cachedPrincipal(second.text)?.key.id)  // another key: its own entry
+            seen.append(cached.cachedPrincipal(second.text + "x")?.key.id)  // one byte longer
+            seen.append(cached.cachedPrincipal(String(second.text.dropLast()))?.key.id)  // one byte shorter
+            seen.append(other.cachedPrincipal(second.text)?.key.id)  // another store, same thread, same text
+            seen.append(cached.cachedPrincipal(second.text)?.key.id)
+            cached.forget(keyID: second.key.id)  // a revocation: the entry and every memo of this store go
+            seen.append(cached.cachedPrincipal(second.text)?.key.id)
+            seen.append(cached.cachedPrincipal(first.text)?.key.id)  // a change elsewhere: found by a search
+            return seen
+        }
+        #expect(
+            onOneThread() == [
+                first.key.id, first.key.id, second.key.id, nil, nil, nil, second.key.id, nil, first.key.id,
+            ])
+
+        // The entry's time bounds the memo too.
+        let brief = CachedKeyStore(base, ttl: 0.05)
+        _ = try await brief.authenticate(first.text)
+        func twice() -> [String?] { [brief.cachedPrincipal(first.text)?.key.id, brief.cachedPrincipal(first.text)?.key.id] }
+        #expect(twice() == [first.key.id, first.key.id])
+        try await Task.sleep(for: .milliseconds(120))
+        #expect(twice() == [nil, nil], "expired: neither the entry nor the memo answers")
+    }
 }
