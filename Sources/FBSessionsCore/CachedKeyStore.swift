@@ -16,7 +16,8 @@ import Synchronization
 ///
 /// Entries are keyed by the SHA-256 of the presented key, never the key itself. Unknown or wrong keys are never
 /// cached. Each thread's ``Memo`` holds the text of the last key that thread found, in memory only (as the
-/// connection's own buffers hold the request), until another key replaces it or the thread ends. The cache is bounded: when full, it is emptied (a burst of distinct valid keys only costs lookups).
+/// connection's own buffers hold the request), until another key replaces it or the thread ends. The cache is
+/// bounded: when full, it is emptied (a burst of distinct valid keys only costs lookups).
 public final class CachedKeyStore: KeyStore, @unchecked Sendable {
     private let base: any KeyStore
     private let ttl: Double
