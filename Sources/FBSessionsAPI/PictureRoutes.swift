@@ -92,6 +92,8 @@ enum PictureRoutes {
         try JSONResponse.make(200, DescriptionDTO(reply.picture), headers: cacheHeaders(reply))
     }
 
+    private static let edgeNames = ["width", "height"]
+
     /// `type`, `width` and `height`, checked: a known type, whole numbers 1 to ``maxEdge``.
     static func size(_ context: RouteContext) throws -> GraphPictureSize {
         var size = GraphPictureSize()
@@ -101,7 +103,7 @@ enum PictureRoutes {
             }
             size.kind = kind
         }
-        for name in ["width", "height"] {
+        for name in edgeNames {
             guard let text = context.query(name) else { continue }
             guard (1...4).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
                 let value = Int(text), (1...maxEdge).contains(value)

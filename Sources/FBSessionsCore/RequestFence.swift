@@ -30,17 +30,31 @@ public struct FencePass: Sendable, Equatable {
 }
 
 /// Where the exact cache held an entry when a request was looked at, before its fence (``SessionStore/sessionHint(id:)``):
-/// a hint, never an answer. The read after the fence looks there first and takes what it finds only if it is the
-/// entry for the same key, held now (an entry dropped, moved or replaced meanwhile is searched for as usual). Over a
-/// large cache it spares each request its second search through memory the processor has not cached.
+/// a hint, never an answer by itself.
+///
+/// - A session's hint carries the entry itself (``held``). The read after the fence takes it only if the cache has
+///   not withdrawn it since (``HeldSession/isWithdrawn``): then it is the entry the cache holds now, found with no
+///   lock and no search.
+/// - An owner list's hint carries the entry's place (``position``). The read after the fence looks there first and
+///   takes what it finds only if it is the entry for the same key, held now.
+///
+/// Anything else (an entry dropped, moved or replaced meanwhile) is searched for as usual. Over a large cache this
+/// spares each request its second search through memory the processor has not cached.
 public struct CacheHint: Sendable, Equatable {
     /// The entry's place in the cache; nil: not known, search.
     public let position: Int?
+    /// The session's entry as it was held when the hint was taken.
+    public let held: HeldSession?
 
-    public init(position: Int?) {
+    public init(position: Int?, held: HeldSession? = nil) {
         self.position = position
+        self.held = held
     }
 
     /// No hint: the read searches.
     public static let unknown = CacheHint(position: nil)
+
+    public static func == (lhs: CacheHint, rhs: CacheHint) -> Bool {
+        lhs.position == rhs.position && lhs.held === rhs.held
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Storage for sessions, owners and their events. Every change and its events are one transaction: no change
 /// is ever without its event, nor an event without its change. Every call is scoped by app.
@@ -98,12 +99,30 @@ public struct CachedSession: Sendable {
 /// A session held by the exact cache, shared by every read of it rather than copied: a copy of a `Session` retains
 /// each of its strings and arrays, and over thousands of cached sessions each of those touches memory the processor
 /// has not cached.
+///
+/// It is also the cache's hint for a request (``CacheHint``): the cache withdraws it (``withdraw()``) whenever it
+/// stops holding it as the entry for its session, whether announced, evicted, replaced or emptied, always before
+/// the fence that follows can pass. So a read after a fence that finds it not withdrawn finds the very entry a search
+/// of the cache would find, and needs neither the cache's lock nor a search.
 public final class HeldSession: Sendable {
     /// The session as stored.
     public let session: Session
+    /// The body last rendered from this session (``SessionStore/keepRendered(_:from:)``); a body kept later comes in
+    /// a new `HeldSession`, which replaces this one in the cache.
+    public let rendered: RenderedBody?
+    private let withdrawn = Atomic<Bool>(false)
 
-    public init(_ session: Session) {
+    public init(_ session: Session, rendered: RenderedBody? = nil) {
         self.session = session
+        self.rendered = rendered
+    }
+
+    /// Whether the cache that held this entry has stopped holding it. Once true, it stays true.
+    public var isWithdrawn: Bool { withdrawn.load(ordering: .acquiring) }
+
+    /// Called by the cache that holds the entry, under its lock, when it stops holding it.
+    public func withdraw() {
+        withdrawn.store(true, ordering: .releasing)
     }
 }
 

@@ -10,6 +10,8 @@
 /// the service's CPU over 1,000,000 sessions with 32 MiB (`perf`, docs/caching.md), for the same hit rate. A key
 /// read again soon, as a hot one is, gets in on its second miss.
 ///
+/// Every value that leaves (removed, replaced, evicted or emptied out) is handed to `removed` as it goes.
+///
 /// Not thread-safe: ``ExactCache`` guards it with its lock.
 struct ClockCache<Key: Hashable, Value> {
     /// One place in the sweep; a free place holds no key. Its fields are read in place (`slots[i].value`): with
@@ -32,12 +34,15 @@ struct ClockCache<Key: Hashable, Value> {
     private var hand = 0
     /// The hashes of keys refused lately, one per slot (0: none), direct-mapped by the hash's low bits.
     private var refused: [Int]
+    /// Told of every value as it leaves.
+    private let removed: (Value) -> Void
 
     /// How many refusals the doorkeeper remembers, at most.
     static var doorkeeperSlots: Int { 8192 }
 
-    init(capacity: Int) {
+    init(capacity: Int, removed: @escaping (Value) -> Void = { _ in }) {
         self.capacity = max(0, capacity)
+        self.removed = removed
         refused = []
     }
 
@@ -51,6 +56,13 @@ struct ClockCache<Key: Hashable, Value> {
     /// Where `key` is held, for ``value(for:near:)``; not a use.
     func position(of key: Key) -> Int? {
         index[key]
+    }
+
+    /// Where `key` is held and its value, marking it recently used.
+    mutating func entry(for key: Key) -> (position: Int, value: Value)? {
+        guard let position = index[key], let value = slots[position].value else { return nil }
+        slots[position].referenced = true
+        return (position, value)
     }
 
     /// The value for `key`, marking it recently used.
@@ -98,12 +110,16 @@ struct ClockCache<Key: Hashable, Value> {
 
     /// Changes `key`'s value in place, if held, to one that takes `size` bytes, and evicts other entries until the
     /// values fit. `change` may decline (return false), and then nothing changes; so does a size larger than the
-    /// whole capacity. Not a use (the entry's reference bit is left as it is).
+    /// whole capacity. Not a use (the entry's reference bit is left as it is). The value replaced leaves (`removed`).
     ///
     /// - Returns: Whether the value was changed.
     @discardableResult
     mutating func update(_ key: Key, bytes size: Int, _ change: (inout Value) -> Bool) -> Bool {
-        guard let position = index[key], size <= capacity, change(&slots[position].value!) else { return false }
+        guard let position = index[key], size <= capacity, let old = slots[position].value else { return false }
+        var value = old
+        guard change(&value) else { return false }
+        slots[position].value = value
+        removed(old)
         bytes += size - slots[position].bytes
         slots[position].bytes = size
         while bytes > capacity, index.count > 1 {
@@ -132,6 +148,7 @@ struct ClockCache<Key: Hashable, Value> {
     mutating func remove(_ key: Key) -> Bool {
         guard let position = index.removeValue(forKey: key) else { return false }
         bytes -= slots[position].bytes
+        if let value = slots[position].value { removed(value) }
         slots[position] = .free
         free.append(position)
         return true
@@ -139,6 +156,9 @@ struct ClockCache<Key: Hashable, Value> {
 
     /// Removes everything.
     mutating func removeAll() {
+        for slot in slots {
+            if let value = slot.value { removed(value) }
+        }
         slots.removeAll()
         index.removeAll()
         free.removeAll()

@@ -46,6 +46,9 @@ extension ExactCache {
         private var nextAttemptAt: UInt64 = 0
         private var reconnectDelay = LoopFence.firstReconnectDelay
         private let handover = Handover()
+        /// The last API key this loop found live in the cache, and the cache's count of live-key removals then
+        /// (``ExactCache/isLiveKey(_:)``). The loop's thread only.
+        var lastLiveKey: (keyID: String, removals: UInt64)?
 
         private static let firstReconnectDelay: UInt64 = 50_000_000
         private static let maxReconnectDelay: UInt64 = 2_000_000_000

@@ -3,6 +3,7 @@ import Dispatch
 import FBSessionsCore
 import Foundation
 import Postgres
+import Synchronization
 
 /// Sessions, owners' lists, API-key liveness and pictures' descriptions kept in memory, exact across instances
 /// (docs/caching.md, "Exact caches across instances"): no answer from it is ever made false by a change that
@@ -75,6 +76,17 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     private var lastSentAt: UInt64 = 0
     let lock = NSLock()
     var entries: ClockCache<String, Entry>
+    /// The tokens (``liveKeyKey(_:)``) of the API keys known to be live. Apart from ``entries``: keys are few and
+    /// small, and every request checks one, so they are never evicted to make room for sessions (at most
+    /// ``liveKeyCapacity``; past that the set empties). Under the lock.
+    private var liveKeys: Set<String> = []
+    /// Counts the removals from ``liveKeys``, each made under the lock before the fence that follows it can pass: an
+    /// event loop's memo of the last key it found live holds while this has not moved (``isLiveKey(_:)``).
+    private let liveKeyRemovals = Atomic<UInt64>(0)
+    /// Hits answered without the lock (a session's hint, a loop's memo of its last live key).
+    let unlockedHits = Atomic<Int>(0)
+    /// The most live keys held.
+    static let liveKeyCapacity = 4096
     var log = InvalidationLog()
     private var fences = FenceQueue()
     private var waiters: [UInt64: Waiter] = [:]
@@ -113,11 +125,10 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     }
 
     enum Entry {
-        /// A session, and the body last rendered from it (``keepRendered(_:from:)``).
-        case session(HeldSession, RenderedBody?)
+        /// A session, with the body last rendered from it (``keepRendered(_:from:)``); withdrawn as it leaves.
+        case session(HeldSession)
         /// An owner's live sessions, by slot; the app and owner are kept since the key is a hash of them.
         case ownerList(appID: String, owner: String, [Session])
-        case liveKey
         /// A cached picture's description, without its bytes; the key is kept since the entry's key is a hash.
         case picture(PictureKey, CachedPicture)
     }
@@ -133,7 +144,11 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     ///     fence instead of 7.5 and the same throughput, but a status p99 of 2.7–3.1 ms instead of 2.2 at a
     ///     paced 4,000 requests a second: the wait itself, and the Dispatch timer that sends a held-back fence.
     public init(capacity: Int, fenceTimeout: Duration = .milliseconds(500), fenceSpacing: Duration = .zero) {
-        entries = ClockCache(capacity: capacity)
+        // A session leaving the cache, for whatever reason, is withdrawn at once, under the lock: a request holding
+        // it as its hint then searches instead (``session(id:appID:hint:)``).
+        entries = ClockCache(capacity: capacity) { entry in
+            if case .session(let held) = entry { held.withdraw() }
+        }
         self.fenceTimeout = max(1, Self.nanoseconds(fenceTimeout))
         self.fenceSpacing = Self.nanoseconds(fenceSpacing)
         fenceChannel = "fbs_fence_" + Hex.encode(SecureRandom.bytes(8))
@@ -215,7 +230,8 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     public var currentStatistics: Statistics {
         lock.withLock {
             var copy = statistics
-            copy.entries = entries.count
+            copy.hits += unlockedHits.load(ordering: .relaxed)
+            copy.entries = entries.count + liveKeys.count
             copy.bytes = entries.bytes
             return copy
         }
@@ -254,13 +270,13 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// Under the lock: a fence came back on `connection` (the listener's or a loop's). When that makes it current the
     /// log's stream breaks and the cache empties (docs/caching.md, "A fence connection per event loop", rule 2).
     func fenceReturned(on connection: Int) {
-        if log.fenceReturned(on: connection) { entries.removeAll() }
+        if log.fenceReturned(on: connection) { removeAll() }
     }
 
     /// Under the lock: `connection` was lost; its announcements may have gone unheard, so the cache empties (rule 2).
     func connectionLost(_ connection: Int) {
         log.connectionLost(connection)
-        entries.removeAll()
+        removeAll()
     }
 
     /// Drops what an announcement names (`*`: everything).
@@ -270,12 +286,13 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
             for token in payload.split(separator: ",") {
                 if token == "*" {
                     log.breakStream()
-                    entries.removeAll()
+                    removeAll()
                     return
                 }
                 let key = String(token)
                 log.announce(key)
                 entries.remove(key)
+                if liveKeys.remove(key) != nil { liveKeyRemovals.add(1, ordering: .releasing) }
             }
         }
     }
@@ -341,7 +358,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// Whether an entry is held (not counted as a use for eviction); a miss is counted when it is not.
     private func holds(_ key: String) -> Bool {
         lock.withLock {
-            if entries.contains(key) { return true }
+            if entries.contains(key) || liveKeys.contains(key) { return true }
             statistics.misses += 1
             return false
         }
@@ -350,8 +367,13 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// Where the session is held, without a fence and without counting a use or a miss; nil when it is not held. A
     /// hint for the request path (a request that would miss need not wait for a fence first, and one that waits
     /// reads the entry there after the fence without searching again), never an answer.
+    /// The hint carries the entry itself, and counts as a use of it (the read after the fence may need no lock).
     public func sessionHint(_ id: String) -> CacheHint? {
-        hint(for: Self.sessionKey(id))
+        let key = Self.sessionKey(id)
+        return lock.withLock {
+            guard let (position, entry) = entries.entry(for: key), case .session(let held) = entry else { return nil }
+            return CacheHint(position: position, held: held)
+        }
     }
 
     /// Where the owner's list is held, like ``sessionHint(_:)``.
@@ -374,29 +396,34 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     }
 
     /// The cached session, shared, and the body last rendered from it, if any (call after ``fence()`` returned
-    /// true); looked for first where `hint` says (``sessionHint(_:)``).
+    /// true): the hint's entry when it has not been withdrawn since (``HeldSession``), with no lock and no search;
+    /// else looked for first where `hint` says (``sessionHint(_:)``).
     public func session(id: String, appID: String, hint: CacheHint) -> CachedSession? {
+        if let held = hint.held, !held.isWithdrawn, held.session.id == id, held.session.appID == appID {
+            unlockedHits.add(1, ordering: .relaxed)
+            return CachedSession(held: held, rendered: held.rendered)
+        }
         let key = Self.sessionKey(id)
         return lock.withLock {
-            guard case .session(let held, let rendered) = entries.value(for: key, near: hint.position),
-                held.session.appID == appID
+            guard case .session(let held) = entries.value(for: key, near: hint.position), held.session.appID == appID
             else {
                 statistics.misses += 1
                 return nil
             }
             statistics.hits += 1
-            return CachedSession(held: held, rendered: rendered)
+            return CachedSession(held: held, rendered: held.rendered)
         }
     }
 
     /// Keeps a body rendered from `held` beside it, counted in the cache's bytes, if the cache still holds that very
-    /// entry: an entry changed or dropped meanwhile keeps nothing. The body replaces any kept before.
+    /// entry: an entry changed or dropped meanwhile keeps nothing. The session and the body replace `held` (which is
+    /// withdrawn) in a new entry; the body replaces any kept before.
     public func keepRendered(_ rendered: RenderedBody, from held: HeldSession) {
         lock.withLock {
             let size = Self.estimatedBytes(of: held.session) + Self.renderedOverhead + rendered.body.count
             _ = entries.update(Self.sessionKey(held.session.id), bytes: size) { entry in
-                guard case .session(let current, _) = entry, current === held else { return false }
-                entry = .session(held, rendered)
+                guard case .session(let current) = entry, current === held else { return false }
+                entry = .session(HeldSession(held.session, rendered: rendered))
                 return true
             }
         }
@@ -421,15 +448,29 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     }
 
     /// Whether the key is known to be live (call after ``fence()`` returned true).
+    ///
+    /// On an event loop with a fence connection of this cache, the loop remembers the last key it found live here
+    /// and the count of removals from the live keys then (``LoopFence/lastLiveKey``): while that count has not
+    /// moved, no live key has been dropped since, so the key is still held, and the answer costs no lock and no
+    /// search. The count is read after the fence passed, so it includes every removal the fence vouches for.
     public func isLiveKey(_ keyID: String) -> Bool {
-        lock.withLock {
-            guard case .liveKey = entries.value(for: Self.liveKeyKey(keyID)) else {
+        let loop = LoopFence.onThisThread.flatMap { $0.cache === self ? $0 : nil }
+        let removals = liveKeyRemovals.load(ordering: .acquiring)
+        if let loop, loop.lastLiveKey?.removals == removals, loop.lastLiveKey?.keyID == keyID {
+            unlockedHits.add(1, ordering: .relaxed)
+            return true
+        }
+        // `removals` was read before the search: a removal after it leaves the memo made below already out of date.
+        let live = lock.withLock {
+            guard liveKeys.contains(Self.liveKeyKey(keyID)) else {
                 statistics.misses += 1
                 return false
             }
             statistics.hits += 1
             return true
         }
+        if live, let loop { loop.lastLiveKey = (keyID, removals) }
+        return live
     }
 
     /// The description of a cached picture, without its bytes, if any (call after ``fence()`` returned true).
@@ -459,7 +500,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     func fill(_ session: Session, since mark: InvalidationLog.Mark) {
         var kept = session
         kept.appID = sharedAppID(session.appID)
-        keep(.session(HeldSession(kept), nil), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
+        keep(.session(HeldSession(kept)), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
     }
 
     /// One string per app id for every session kept: a hit compares the session's app id with the caller's, and an
@@ -516,7 +557,26 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// Remembers that the database found the key live, unless something about it was announced since `mark`.
     func fillLiveKey(_ keyID: String, since mark: InvalidationLog.Mark) {
         let key = Self.liveKeyKey(keyID)
-        keep(.liveKey, for: key, bytes: 64 + key.utf8.count, since: mark)
+        lock.withLock {
+            guard log.mayFill(key, since: mark) else {
+                statistics.refusedFills += 1
+                return
+            }
+            if liveKeys.count >= Self.liveKeyCapacity, !liveKeys.contains(key) { removeAllLiveKeys() }
+            liveKeys.insert(key)
+        }
+    }
+
+    /// Under the lock: empties the cache, live keys included.
+    private func removeAll() {
+        entries.removeAll()
+        removeAllLiveKeys()
+    }
+
+    /// Under the lock: forgets every live key, and so every loop's memo of one.
+    private func removeAllLiveKeys() {
+        liveKeys.removeAll()
+        liveKeyRemovals.add(1, ordering: .releasing)
     }
 
     /// Stores an entry read from the database, unless its key was announced since `mark` (``InvalidationLog``).

@@ -346,12 +346,13 @@ struct ExactCacheSignalTests {
         cache.keepRendered(RenderedBody(shownState: .tokenLoaded, body: body), from: read.held)
         let held = cache.session(id: "ses_a", appID: "app_1", hint: .unknown)
         #expect(held?.rendered?.body == body && held?.rendered?.shownState == .tokenLoaded)
-        #expect(held?.held === read.held, "the entry is shared, not copied")
+        #expect(held?.held !== read.held && read.held.isWithdrawn, "a new entry replaced the one rendered from")
+        #expect(held?.held.session == stored && held?.held.isWithdrawn == false)
         #expect(cache.entries.bytes == bytesBefore + ExactCache.renderedOverhead + body.count, "counted in the bytes")
         #expect(cache.session(id: "ses_a", appID: "app_2", hint: .unknown) == nil, "never for another app")
 
         cache.fill(stored, since: cache.mark())
-        cache.keepRendered(RenderedBody(shownState: .open, body: Array("late".utf8)), from: read.held)
+        cache.keepRendered(RenderedBody(shownState: .open, body: Array("late".utf8)), from: held!.held)
         #expect(cache.session(id: "ses_a", appID: "app_1", hint: .unknown)?.rendered == nil, "not to an entry filled since")
 
         cache.handle(.notification(channel: ExactCache.changeChannel, payload: "sses_a"))
@@ -376,18 +377,145 @@ struct ExactCacheSignalTests {
 
         cache.handle(.notification(channel: ExactCache.changeChannel, payload: "sses_a"))
         cache.fill(session("ses_b"), since: cache.mark())
-        #expect(cache.sessionHint("ses_b") == hint, "another session took the dropped one's place")
+        #expect(cache.sessionHint("ses_b")?.position == hint.position, "another session took the dropped one's place")
         #expect(cache.session(id: "ses_a", appID: "app_1", hint: hint) == nil, "announced after the hint: not answered")
         #expect(cache.session(id: "ses_b", appID: "app_1", hint: hint)?.held.session.id == "ses_b")
 
         var changed = session("ses_a")
         changed.owner = "bob"
         cache.fill(changed, since: cache.mark())
-        #expect(cache.sessionHint("ses_a") != hint)
+        #expect(cache.sessionHint("ses_a")?.position != hint.position)
         #expect(
             cache.session(id: "ses_a", appID: "app_1", hint: hint)?.held.session.owner == "bob",
             "filled again elsewhere: the entry held now")
         #expect(cache.session(id: "ses_x", appID: "app_1", hint: CacheHint(position: 1 << 40))?.held.session.id == "ses_x")
+    }
+
+    /// A session's hint carries its entry, which the read after the fence takes with no lock only while the cache
+    /// has not withdrawn it: every way an entry leaves (announced, replaced, given a rendered body, evicted,
+    /// emptied with a lost connection) withdraws it, so a stale entry is never answered from a hint.
+    @Test func aHintsEntryIsAnsweredOnlyWhileTheCacheStillHoldsIt() throws {
+        let cache = ExactCache(capacity: 64 * 1024, fenceTimeout: .seconds(30))
+        let fences = Fences()
+        cache.attach(sendFence: fences.send)
+        cache.handle(.fence(token: fences.last!))
+        func hinted(_ id: String) throws -> CacheHint {
+            for _ in 0..<2 where cache.sessionHint(id) == nil {
+                cache.fill(session(id), since: cache.mark())  // A full cache admits a new key on its second try.
+            }
+            let hint = try #require(cache.sessionHint(id))
+            #expect(hint.held?.isWithdrawn == false)
+            return hint
+        }
+        func unlockedHits() -> Int { cache.unlockedHits.load(ordering: .relaxed) }
+
+        var hint = try hinted("ses_a")
+        var before = unlockedHits()
+        #expect(cache.session(id: "ses_a", appID: "app_1", hint: hint)?.held === hint.held)
+        #expect(unlockedHits() == before + 1, "an entry still held is answered without the lock")
+        #expect(cache.session(id: "ses_a", appID: "app_2", hint: hint) == nil, "never for another app")
+        #expect(cache.session(id: "ses_b", appID: "app_1", hint: hint) == nil, "never for another id")
+
+        // Announced: withdrawn, and the read finds nothing.
+        cache.handle(.notification(channel: ExactCache.changeChannel, payload: "sses_a"))
+        #expect(hint.held?.isWithdrawn == true)
+        #expect(cache.session(id: "ses_a", appID: "app_1", hint: hint) == nil)
+
+        // Replaced by a new fill: the read answers the new entry, not the hint's.
+        hint = try hinted("ses_a")
+        var changed = session("ses_a")
+        changed.owner = "bob"
+        cache.fill(changed, since: cache.mark())
+        #expect(hint.held?.isWithdrawn == true)
+        #expect(cache.session(id: "ses_a", appID: "app_1", hint: hint)?.held.session.owner == "bob")
+
+        // Given a body: the new entry carries it; the hint's is withdrawn.
+        hint = try hinted("ses_a")
+        cache.keepRendered(RenderedBody(shownState: .open, body: Array("{}".utf8)), from: hint.held!)
+        #expect(hint.held?.isWithdrawn == true)
+        #expect(cache.session(id: "ses_a", appID: "app_1", hint: hint)?.rendered?.body == Array("{}".utf8))
+
+        // Evicted to make room: withdrawn, so an announcement that can no longer find it still keeps it unanswered.
+        hint = try hinted("ses_a")
+        var filler = 0
+        while hint.held?.isWithdrawn == false, filler < 1000 {
+            filler += 1
+            for _ in 0..<2 { cache.fill(session("ses_filler\(filler)"), since: cache.mark()) }  // Admitted on the second try.
+        }
+        #expect(hint.held?.isWithdrawn == true, "evicted after \(filler) fillers")
+        before = unlockedHits()
+        cache.handle(.notification(channel: ExactCache.changeChannel, payload: "sses_a"))
+        #expect(cache.session(id: "ses_a", appID: "app_1", hint: hint) == nil)
+        #expect(unlockedHits() == before)
+
+        // Emptied with a lost connection.
+        hint = try hinted("ses_c")
+        cache.handle(.disconnected)
+        #expect(hint.held?.isWithdrawn == true)
+        cache.handle(.reconnected)
+        cache.handle(.fence(token: fences.last!))
+        #expect(cache.session(id: "ses_c", appID: "app_1", hint: hint) == nil)
+    }
+
+    /// An event loop remembers the last key it found live, and answers it again with no lock only while no live key
+    /// has been dropped since: a revocation, or the cache emptied, ends the memo at once.
+    @Test func aLoopsLastLiveKeyHoldsOnlyWhileNoLiveKeyWasDropped() throws {
+        let cache = ExactCache(capacity: 1 << 20, fenceTimeout: .seconds(30))
+        let fences = Fences()
+        cache.attach(sendFence: fences.send)
+        cache.handle(.fence(token: fences.last!))
+        cache.fillLiveKey("k1", since: cache.mark())
+        cache.fillLiveKey("k2", since: cache.mark())
+        // Answers read on a thread of its own with a loop fence registered, as an event loop's thread has.
+        let answers = onLoopThread(of: cache) { read in
+            var answers: [(live: Bool, unlocked: Bool)] = []
+            read(&answers, "k1")  // Searched, remembered.
+            read(&answers, "k1")  // From the memo.
+            read(&answers, "k2")  // Another key: searched.
+            read(&answers, "k2")
+            cache.handle(.notification(channel: ExactCache.changeChannel, payload: "kk1"))
+            read(&answers, "k2")  // Another key was dropped: searched again, still live.
+            read(&answers, "k1")  // Revoked.
+            read(&answers, "k1")
+            cache.fillLiveKey("k1", since: cache.mark())
+            read(&answers, "k1")
+            read(&answers, "k1")
+            cache.handle(.disconnected)
+            read(&answers, "k1")  // Emptied.
+            return answers
+        }
+        let expected: [(live: Bool, unlocked: Bool)] = [
+            (true, false), (true, true), (true, false), (true, true), (true, false), (false, false), (false, false),
+            (true, false), (true, true), (false, false),
+        ]
+        #expect(answers.map(\.live) == expected.map(\.live))
+        #expect(answers.map(\.unlocked) == expected.map(\.unlocked))
+        #expect(cache.isLiveKey("k2") == false, "and off a loop, the search says the same")
+    }
+
+    /// Runs `body` on a new thread on which `cache` made a loop fence (never connected), and hands it a reader that
+    /// records whether a key is live and whether the answer came without the lock.
+    private func onLoopThread(
+        of cache: ExactCache,
+        _ body: @escaping @Sendable (_ read: (inout [(live: Bool, unlocked: Bool)], String) -> Void) -> [(live: Bool, unlocked: Bool)]
+    ) -> [(live: Bool, unlocked: Bool)] {
+        final class Outcome: @unchecked Sendable { var answers: [(live: Bool, unlocked: Bool)] = [] }
+        struct NeverConnects: Error {}
+        let outcome = Outcome()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let loop = cache.makeLoopFence { throw NeverConnects() }
+            outcome.answers = body { answers, keyID in
+                let before = cache.unlockedHits.load(ordering: .relaxed)
+                let live = cache.isLiveKey(keyID)
+                answers.append((live, cache.unlockedHits.load(ordering: .relaxed) > before))
+            }
+            loop.stop()
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        return outcome.answers
     }
 
     @Test func aFenceThatNeverComesBackLetsRequestsGoToTheDatabase() async {
