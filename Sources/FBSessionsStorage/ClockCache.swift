@@ -10,7 +10,9 @@
 /// the service's CPU over 1,000,000 sessions with 32 MiB (`perf`, docs/caching.md), for the same hit rate. A key
 /// read again soon, as a hot one is, gets in on its second miss.
 ///
-/// Every value that leaves (removed, replaced, evicted or emptied out) is handed to `removed` as it goes.
+/// Every value that leaves (removed, replaced, evicted or emptied out) is handed to `removed` as it goes. A value may
+/// also record uses made without the cache (read where its owner keeps it): the hand asks `takeUse` before evicting
+/// it, and a value used since the hand last passed gets its second chance as a set bit would.
 ///
 /// Not thread-safe: ``ExactCache`` guards it with its lock.
 struct ClockCache<Key: Hashable, Value> {
@@ -36,13 +38,18 @@ struct ClockCache<Key: Hashable, Value> {
     private var refused: [Int]
     /// Told of every value as it leaves.
     private let removed: (Value) -> Void
+    /// Whether the value was used outside the cache since last asked (and forgets it).
+    private let takeUse: (Value) -> Bool
 
     /// How many refusals the doorkeeper remembers, at most.
     static var doorkeeperSlots: Int { 8192 }
 
-    init(capacity: Int, removed: @escaping (Value) -> Void = { _ in }) {
+    init(
+        capacity: Int, removed: @escaping (Value) -> Void = { _ in }, takeUse: @escaping (Value) -> Bool = { _ in false }
+    ) {
         self.capacity = max(0, capacity)
         self.removed = removed
+        self.takeUse = takeUse
         refused = []
     }
 
@@ -172,7 +179,7 @@ struct ClockCache<Key: Hashable, Value> {
             if hand >= slots.count { hand = 0 }
             defer { hand += 1 }
             guard hand != spared, let key = slots[hand].key else { continue }
-            if slots[hand].referenced {
+            if slots[hand].referenced || takeUse(slots[hand].value!) {
                 slots[hand].referenced = false
             } else {
                 remove(key)

@@ -49,6 +49,11 @@ extension ExactCache {
         /// The last API key this loop found live in the cache, and the cache's count of live-key removals then
         /// (``ExactCache/isLiveKey(_:)``). The loop's thread only.
         var lastLiveKey: (keyID: String, removals: UInt64)?
+        /// The pictures this loop read from the cache lately, by their key's hash (``ExactCache/picture(_:)``): a
+        /// few avatars are asked for again and again. Taken only while not withdrawn. The loop's thread only.
+        var recentPictures = [HeldPicture?](repeating: nil, count: LoopFence.recentPictureSlots)
+        /// Places in ``recentPictures``, a power of two.
+        static let recentPictureSlots = 64
 
         private static let firstReconnectDelay: UInt64 = 50_000_000
         private static let maxReconnectDelay: UInt64 = 2_000_000_000

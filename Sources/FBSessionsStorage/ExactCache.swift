@@ -130,7 +130,8 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         /// An owner's live sessions, by slot; the app and owner are kept since the key is a hash of them.
         case ownerList(appID: String, owner: String, [Session])
         /// A cached picture's description, without its bytes; the key is kept since the entry's key is a hash.
-        case picture(PictureKey, CachedPicture)
+        /// Withdrawn as it leaves.
+        case picture(HeldPicture)
     }
 
     /// Creates an empty cache; it serves nothing until ``attach(sendFence:)`` and a fence that came back.
@@ -146,9 +147,20 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     public init(capacity: Int, fenceTimeout: Duration = .milliseconds(500), fenceSpacing: Duration = .zero) {
         // A session leaving the cache, for whatever reason, is withdrawn at once, under the lock: a request holding
         // it as its hint then searches instead (``session(id:appID:hint:)``).
-        entries = ClockCache(capacity: capacity) { entry in
-            if case .session(let held) = entry { held.withdraw() }
-        }
+        // A picture read from a loop's table of recent pictures is used without the lock: the hand asks it.
+        entries = ClockCache(
+            capacity: capacity,
+            removed: { entry in
+                switch entry {
+                case .session(let held): held.withdraw()
+                case .picture(let held): held.withdraw()
+                case .ownerList: break
+                }
+            },
+            takeUse: { entry in
+                guard case .picture(let held) = entry else { return false }
+                return held.takeUse()
+            })
         self.fenceTimeout = max(1, Self.nanoseconds(fenceTimeout))
         self.fenceSpacing = Self.nanoseconds(fenceSpacing)
         fenceChannel = "fbs_fence_" + Hex.encode(SecureRandom.bytes(8))
@@ -474,16 +486,29 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     }
 
     /// The description of a cached picture, without its bytes, if any (call after ``fence()`` returned true).
+    ///
+    /// On an event loop with a fence connection of this cache, the loop's table of the pictures it read lately
+    /// (``LoopFence/recentPictures``) is looked at first: an entry there that the cache has not withdrawn since is the
+    /// entry the cache holds now, as for a session's hint (``HeldSession``), and costs no lock and no search.
     public func picture(_ key: PictureKey) -> CachedPicture? {
+        let loop = LoopFence.onThisThread.flatMap { $0.cache === self ? $0 : nil }
+        let slot = loop == nil ? 0 : key.hashValue & (LoopFence.recentPictureSlots - 1)
+        if let loop, let held = loop.recentPictures[slot], !held.isWithdrawn, held.key == key {
+            unlockedHits.add(1, ordering: .relaxed)
+            held.markUsed()
+            return held.picture
+        }
         let token = pictureKey(key)
-        return lock.withLock {
-            guard case .picture(key, let picture) = entries.value(for: token) else {
+        let found = lock.withLock { () -> HeldPicture? in
+            guard case .picture(let held) = entries.value(for: token), held.key == key else {
                 statistics.misses += 1
                 return nil
             }
             statistics.hits += 1
-            return picture
+            return held
         }
+        if let found, let loop { loop.recentPictures[slot] = found }
+        return found?.picture
     }
 
     /// Keeps a picture's description read from the database (its bytes are dropped), unless its row was announced
@@ -493,7 +518,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         described.body = nil
         let bytes = 512 + key.appID.utf8.count + key.facebookUserID.utf8.count + key.sizeKey.utf8.count
             + picture.etag.utf8.count + picture.url.utf8.count
-        keep(.picture(key, described), for: pictureKey(key), bytes: bytes, since: mark)
+        keep(.picture(HeldPicture(key: key, picture: described)), for: pictureKey(key), bytes: bytes, since: mark)
     }
 
     /// Keeps a session read from the database, unless something about it was announced since `mark`.
@@ -691,5 +716,38 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
             }
         }
         return bytes
+    }
+}
+
+/// A picture's description as the exact cache holds it, withdrawn as it leaves the cache (announced, replaced,
+/// evicted or emptied), like a ``HeldSession``: an event loop's table of recent pictures keeps these, and takes one
+/// only while it is not withdrawn.
+final class HeldPicture: Sendable {
+    let key: PictureKey
+    let picture: CachedPicture
+    private let withdrawn = Atomic<Bool>(false)
+    /// Read from a loop's table since the cache's hand last passed: a use the cache did not see.
+    private let used = Atomic<Bool>(false)
+
+    init(key: PictureKey, picture: CachedPicture) {
+        self.key = key
+        self.picture = picture
+    }
+
+    var isWithdrawn: Bool { withdrawn.load(ordering: .acquiring) }
+
+    /// Under the cache's lock, as the entry leaves.
+    func withdraw() {
+        withdrawn.store(true, ordering: .releasing)
+    }
+
+    /// A use without the cache's lock (written only when not already marked, so a hot entry's line stays shared).
+    func markUsed() {
+        if !used.load(ordering: .relaxed) { used.store(true, ordering: .relaxed) }
+    }
+
+    /// Whether it was used without the lock since last asked; the cache's hand asks, under the lock.
+    func takeUse() -> Bool {
+        used.exchange(false, ordering: .relaxed)
     }
 }

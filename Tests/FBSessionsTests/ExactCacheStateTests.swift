@@ -192,6 +192,41 @@ struct ClockCacheTests {
         #expect(cache.count == 10)
     }
 
+    /// Uses made outside the cache (`takeUse`) protect an entry as a hit does, and every value that leaves, however
+    /// it leaves, is handed to `removed` once.
+    @Test func valuesUsedOutsideTheCacheSurviveAndLeavingValuesAreReported() {
+        final class Box { var used = false; var removed = 0 }
+        var boxes: [Int: Box] = [:]
+        for key in 0..<400 { boxes[key] = Box() }
+        var cache = ClockCache<Int, Box>(
+            capacity: 10, removed: { $0.removed += 1 },
+            takeUse: { box in
+                defer { box.used = false }
+                return box.used
+            })
+        for key in 0..<10 { cache.set(boxes[key]!, for: key, bytes: 1) }
+        for cold in 100..<400 {
+            for hot in 0..<3 { boxes[hot]!.used = true }  // Read where the owner keeps it, not through the cache.
+            for _ in 0..<2 { cache.set(boxes[cold]!, for: cold, bytes: 1) }
+            #expect((0..<3).allSatisfy { cache.contains($0) }, "a used entry evicted at \(cold)")
+        }
+        cache.set(Box(), for: 0, bytes: 1)
+        #expect(boxes[0]!.removed == 1, "replaced")
+        cache.update(1, bytes: 1) { box in
+            box = Box()
+            return true
+        }
+        #expect(boxes[1]!.removed == 1, "changed in place")
+        cache.remove(2)
+        #expect(boxes[2]!.removed == 1, "removed")
+        let held = (100..<400).filter { cache.contains($0) }
+        cache.removeAll()
+        #expect(held.allSatisfy { boxes[$0]!.removed == 1 }, "emptied out")
+        #expect((100..<400).allSatisfy { boxes[$0]!.removed <= 1 }, "and each reported once")
+        let evicted = (100..<400).filter { !held.contains($0) && boxes[$0]!.removed == 1 }
+        #expect(evicted.count > 250, "evicted ones reported too: \(evicted.count)")
+    }
+
     @Test func aFullCacheTakesANewKeyOnlyOnItsSecondTry() {
         var cache = ClockCache<Int, Int>(capacity: 4)
         for key in 0..<4 {
@@ -270,6 +305,10 @@ struct ClockCacheTests {
 
 struct ExactCacheSignalTests {
     private func session(_ id: String, app: String = "app_1") -> Session {
+        Self.session(id, app: app)
+    }
+
+    private static func session(_ id: String, app: String = "app_1") -> Session {
         Session(
             id: id, appID: app, owner: "alice", slot: 0, facebookUserID: "10", state: .open, createdAt: Date(),
             updatedAt: Date(), active: true)
@@ -467,55 +506,129 @@ struct ExactCacheSignalTests {
         cache.fillLiveKey("k1", since: cache.mark())
         cache.fillLiveKey("k2", since: cache.mark())
         // Answers read on a thread of its own with a loop fence registered, as an event loop's thread has.
-        let answers = onLoopThread(of: cache) { read in
-            var answers: [(live: Bool, unlocked: Bool)] = []
-            read(&answers, "k1")  // Searched, remembered.
-            read(&answers, "k1")  // From the memo.
-            read(&answers, "k2")  // Another key: searched.
-            read(&answers, "k2")
+        let answers = onLoopThread(of: cache) { () -> [Answer] in
+            var answers: [Answer] = []
+            let read = { (keyID: String) in answers.append(Self.answer(cache) { cache.isLiveKey(keyID) }) }
+            read("k1")  // Searched, remembered.
+            read("k1")  // From the memo.
+            read("k2")  // Another key: searched.
+            read("k2")
             cache.handle(.notification(channel: ExactCache.changeChannel, payload: "kk1"))
-            read(&answers, "k2")  // Another key was dropped: searched again, still live.
-            read(&answers, "k1")  // Revoked.
-            read(&answers, "k1")
+            read("k2")  // Another key was dropped: searched again, still live.
+            read("k1")  // Revoked.
+            read("k1")
             cache.fillLiveKey("k1", since: cache.mark())
-            read(&answers, "k1")
-            read(&answers, "k1")
+            read("k1")
+            read("k1")
             cache.handle(.disconnected)
-            read(&answers, "k1")  // Emptied.
+            read("k1")  // Emptied.
             return answers
         }
-        let expected: [(live: Bool, unlocked: Bool)] = [
-            (true, false), (true, true), (true, false), (true, true), (true, false), (false, false), (false, false),
-            (true, false), (true, true), (false, false),
+        let expected: [Answer] = [
+            .init(true, false), .init(true, true), .init(true, false), .init(true, true), .init(true, false),
+            .init(false, false), .init(false, false), .init(true, false), .init(true, true), .init(false, false),
         ]
-        #expect(answers.map(\.live) == expected.map(\.live))
-        #expect(answers.map(\.unlocked) == expected.map(\.unlocked))
+        #expect(answers == expected)
         #expect(cache.isLiveKey("k2") == false, "and off a loop, the search says the same")
     }
 
-    /// Runs `body` on a new thread on which `cache` made a loop fence (never connected), and hands it a reader that
-    /// records whether a key is live and whether the answer came without the lock.
-    private func onLoopThread(
-        of cache: ExactCache,
-        _ body: @escaping @Sendable (_ read: (inout [(live: Bool, unlocked: Bool)], String) -> Void) -> [(live: Bool, unlocked: Bool)]
-    ) -> [(live: Bool, unlocked: Bool)] {
-        final class Outcome: @unchecked Sendable { var answers: [(live: Bool, unlocked: Bool)] = [] }
-        struct NeverConnects: Error {}
-        let outcome = Outcome()
+    /// An event loop keeps the picture entries it read lately, and takes one again with no lock only while the cache
+    /// has not withdrawn it: announced, replaced, evicted or emptied, the next read searches.
+    @Test func aLoopsRecentPicturesHoldOnlyWhileTheCacheHoldsThem() {
+        let cache = ExactCache(capacity: 64 * 1024, fenceTimeout: .seconds(30))
+        let fences = Fences()
+        cache.attach(sendFence: fences.send)
+        cache.handle(.fence(token: fences.last!))
+        let key = PictureKey(appID: "app_1", facebookUserID: "10", sizeKey: "normal")
+        let other = PictureKey(appID: "app_1", facebookUserID: "11", sizeKey: "normal")
+        let token = cache.pictureKey(key)
+        @Sendable func picture(_ etag: String) -> CachedPicture {
+            CachedPicture(
+                type: .jpeg, etag: etag, body: [1, 2, 3], url: "https://cdn.example/p.jpg", width: 100, height: 100,
+                isSilhouette: false, urlExpiresAt: nil, fetchedAt: Date(), freshUntil: Date() + 3600)
+        }
+        cache.fill(picture("\"a\""), for: key, since: cache.mark())
+        cache.fill(picture("\"b\""), for: other, since: cache.mark())
+        let answers = onLoopThread(of: cache) { () -> [PictureAnswer] in
+            var answers: [PictureAnswer] = []
+            let read = { (key: PictureKey) in
+                var etag: String?
+                let answer = Self.answer(cache) {
+                    etag = cache.picture(key)?.etag
+                    return etag != nil
+                }
+                answers.append(PictureAnswer(etag: etag, unlocked: answer.unlocked))
+            }
+            read(key)  // Searched, kept.
+            read(key)  // From the loop's table.
+            read(other)
+            read(other)
+            cache.handle(.notification(channel: ExactCache.changeChannel, payload: token))
+            read(key)  // Announced.
+            cache.fill(picture("\"c\""), for: key, since: cache.mark())
+            read(key)
+            read(key)
+            cache.fill(picture("\"d\""), for: key, since: cache.mark())
+            read(key)  // Replaced: the new entry, searched.
+            var filler = 0
+            while cache.lock.withLock({ cache.entries.contains(token) }), filler < 1000 {
+                filler += 1
+                for _ in 0..<2 { cache.fill(Self.session("ses_filler\(filler)"), since: cache.mark()) }
+            }
+            read(key)  // Evicted by the fillers.
+            for _ in 0..<2 { cache.fill(picture("\"e\""), for: key, since: cache.mark()) }  // Full: the second try.
+            read(key)
+            cache.handle(.disconnected)
+            read(key)  // Emptied.
+            return answers
+        }
+        let expected: [PictureAnswer] = [
+            .init(etag: "\"a\"", unlocked: false), .init(etag: "\"a\"", unlocked: true),
+            .init(etag: "\"b\"", unlocked: false), .init(etag: "\"b\"", unlocked: true),
+            .init(etag: nil, unlocked: false), .init(etag: "\"c\"", unlocked: false), .init(etag: "\"c\"", unlocked: true),
+            .init(etag: "\"d\"", unlocked: false), .init(etag: nil, unlocked: false),
+            .init(etag: "\"e\"", unlocked: false), .init(etag: nil, unlocked: false),
+        ]
+        #expect(answers == expected)
+    }
+
+    private struct Answer: Equatable {
+        var live: Bool
+        var unlocked: Bool
+        init(_ live: Bool, _ unlocked: Bool) {
+            self.live = live
+            self.unlocked = unlocked
+        }
+    }
+
+    private struct PictureAnswer: Equatable {
+        var etag: String?
+        var unlocked: Bool
+    }
+
+    /// What `read` answered, and whether the cache answered it without its lock.
+    private static func answer(_ cache: ExactCache, _ read: () -> Bool) -> Answer {
+        let before = cache.unlockedHits.load(ordering: .relaxed)
+        let live = read()
+        return Answer(live, cache.unlockedHits.load(ordering: .relaxed) > before)
+    }
+
+    private final class LoopThreadOutcome<T>: @unchecked Sendable { var value: T? }
+    private struct NeverConnects: Error {}
+
+    /// Runs `body` on a new thread on which `cache` made a loop fence (never connected), as on an event loop's thread.
+    private func onLoopThread<T>(of cache: ExactCache, _ body: @escaping @Sendable () -> T) -> T {
+        let outcome = LoopThreadOutcome<T>()
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
             let loop = cache.makeLoopFence { throw NeverConnects() }
-            outcome.answers = body { answers, keyID in
-                let before = cache.unlockedHits.load(ordering: .relaxed)
-                let live = cache.isLiveKey(keyID)
-                answers.append((live, cache.unlockedHits.load(ordering: .relaxed) > before))
-            }
+            outcome.value = body()
             loop.stop()
             done.signal()
         }
         thread.start()
         done.wait()
-        return outcome.answers
+        return outcome.value!
     }
 
     @Test func aFenceThatNeverComesBackLetsRequestsGoToTheDatabase() async {
