@@ -376,10 +376,10 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         }
     }
 
-    /// Where the session is held, without a fence and without counting a use or a miss; nil when it is not held. A
-    /// hint for the request path (a request that would miss need not wait for a fence first, and one that waits
-    /// reads the entry there after the fence without searching again), never an answer.
-    /// The hint carries the entry itself, and counts as a use of it (the read after the fence may need no lock).
+    /// Where the session is held, and its entry, without a fence and without counting a hit or a miss; nil when it is
+    /// not held. A hint for the request path (a request that would miss need not wait for a fence first, and one that
+    /// waits takes the entry after the fence without searching again), never an answer by itself. It counts as a use
+    /// of the entry for eviction, since the read after the fence may take no lock.
     public func sessionHint(_ id: String) -> CacheHint? {
         let key = Self.sessionKey(id)
         return lock.withLock {
