@@ -125,10 +125,11 @@ enum PictureRoutes {
     }
 
     /// `Cache-Control: private, max-age=<lifetime>` with `Age` (time since the fetch), and `Warning` when stale.
+    /// The list has room for every field ``picture(_:)`` adds after these.
     static func cacheHeaders(_ reply: PictureReply) -> HTTPHeaders {
-        var headers: HTTPHeaders = [
-            "Cache-Control": "private, max-age=\(reply.maxAge)", "Age": String(reply.age),
-        ]
+        var headers = HTTPHeaders(capacity: 7)
+        headers.add("Cache-Control", "private, max-age=" + String(reply.maxAge))
+        headers.add("Age", String(reply.age))
         if reply.isStale { headers.add("Warning", #"110 fbsessiond "Response is Stale""#) }
         return headers
     }

@@ -322,7 +322,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// cannot (``RequestFence``). It is called on the listener's thread when the fence comes back, and on the
     /// calling thread, before this returns, when the cache is not current.
     public func wait(_ resume: @escaping @Sendable (FencePass?) -> Void) {
-        if let loop = LoopFence.onThisThread, loop.cache === self, loop.join(resume) { return }
+        if let loop = loopOnThisThread, loop.join(resume) { return }
         join(.callback(resume))
     }
 
@@ -466,7 +466,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// moved, no live key has been dropped since, so the key is still held, and the answer costs no lock and no
     /// search. The count is read after the fence passed, so it includes every removal the fence vouches for.
     public func isLiveKey(_ keyID: String) -> Bool {
-        let loop = LoopFence.onThisThread.flatMap { $0.cache === self ? $0 : nil }
+        let loop = loopOnThisThread
         let removals = liveKeyRemovals.load(ordering: .acquiring)
         if let loop, loop.lastLiveKey?.removals == removals, loop.lastLiveKey?.keyID == keyID {
             unlockedHits.add(1, ordering: .relaxed)
@@ -491,7 +491,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// (``LoopFence/recentPictures``) is looked at first: an entry there that the cache has not withdrawn since is the
     /// entry the cache holds now, as for a session's hint (``HeldSession``), and costs no lock and no search.
     public func picture(_ key: PictureKey) -> CachedPicture? {
-        let loop = LoopFence.onThisThread.flatMap { $0.cache === self ? $0 : nil }
+        let loop = loopOnThisThread
         let slot = loop == nil ? 0 : key.hashValue & (LoopFence.recentPictureSlots - 1)
         if let loop, let held = loop.recentPictures[slot], !held.isWithdrawn, held.key == key {
             unlockedHits.add(1, ordering: .relaxed)
@@ -583,10 +583,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     func fillLiveKey(_ keyID: String, since mark: InvalidationLog.Mark) {
         let key = Self.liveKeyKey(keyID)
         lock.withLock {
-            guard log.mayFill(key, since: mark) else {
-                statistics.refusedFills += 1
-                return
-            }
+            guard mayFill(key, since: mark) else { return }
             if liveKeys.count >= Self.liveKeyCapacity, !liveKeys.contains(key) { removeAllLiveKeys() }
             liveKeys.insert(key)
         }
@@ -607,12 +604,24 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// Stores an entry read from the database, unless its key was announced since `mark` (``InvalidationLog``).
     private func keep(_ entry: Entry, for key: String, bytes: Int, since mark: InvalidationLog.Mark) {
         lock.withLock {
-            guard log.mayFill(key, since: mark) else {
-                statistics.refusedFills += 1
-                return
-            }
+            guard mayFill(key, since: mark) else { return }
             if !entries.set(entry, for: key, bytes: bytes) { statistics.notAdmitted += 1 }
         }
+    }
+
+    /// Under the lock: whether a value read from the database since `mark` may be kept under `key`, that is, nothing
+    /// about the key was announced since (``InvalidationLog``). A refusal is counted.
+    private func mayFill(_ key: String, since mark: InvalidationLog.Mark) -> Bool {
+        guard log.mayFill(key, since: mark) else {
+            statistics.refusedFills += 1
+            return false
+        }
+        return true
+    }
+
+    /// This cache's fence connection on the calling thread's event loop, if the thread is one and has one.
+    private var loopOnThisThread: LoopFence? {
+        LoopFence.onThisThread.flatMap { $0.cache === self ? $0 : nil }
     }
 
     // MARK: Fences

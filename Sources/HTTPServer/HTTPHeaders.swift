@@ -23,8 +23,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         self.fields = fields
     }
 
-    /// Creates an empty list with room for `capacity` fields.
-    init(capacity: Int) {
+    /// Creates an empty list with room for `capacity` fields: a response that adds its fields one by one then grows
+    /// its storage once.
+    public init(capacity: Int) {
         fields = []
         fields.reserveCapacity(capacity)
     }
