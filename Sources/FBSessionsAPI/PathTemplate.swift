@@ -118,12 +118,15 @@ public enum PercentDecoding {
     static func decode(bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool) -> String? {
         // Nothing to decode (the common case for ids): the bytes only need to be valid UTF-8. ASCII always is, and
         // `String(decoding:)` makes it in a third of the time of `String(validating:)` (60 ns against 23 for an id,
-        // measured with `swiftc -O`); the router's paths and queries reach here only when all ASCII.
-        if !bytes.contains(where: { $0 == UInt8(ascii: "%") || ($0 == UInt8(ascii: "+") && plusIsSpace) }) {
-            if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
-            return String(validating: bytes, as: UTF8.self)
+        // measured with `swiftc -O`). One pass finds both: an escape, and whether every byte is ASCII.
+        var ascii = true
+        for byte in bytes {
+            if byte == UInt8(ascii: "%") || (byte == UInt8(ascii: "+") && plusIsSpace) {
+                return decode(utf8: bytes, plusIsSpace: plusIsSpace)
+            }
+            if byte >= 0x80 { ascii = false }
         }
-        return decode(utf8: bytes, plusIsSpace: plusIsSpace)
+        return ascii ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
     }
 
     private static func decode<Bytes: Collection<UInt8>>(utf8 text: Bytes, plusIsSpace: Bool) -> String? {
