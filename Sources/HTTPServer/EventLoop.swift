@@ -37,8 +37,9 @@ final class EventLoop: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let quiescing = Atomic<Bool>(false)
     private let ended = DispatchSemaphore(value: 0)
-    /// The listening socket `MHD_quiesce_daemon` gave back on the loop's thread, for the server to close.
-    private let quiesced = Mutex<Int32?>(nil)
+    /// The listening socket `MHD_quiesce_daemon` gave back on the loop's thread, and whether the server has taken
+    /// it (to close it) yet.
+    private let quiesced = Mutex<(socket: Int32, taken: Bool)?>(nil)
     /// Set once the companion exists (on the loop's thread), for ``join()``.
     private var companion: (any EventLoopCompanion)?
 
@@ -80,17 +81,29 @@ final class EventLoop: @unchecked Sendable {
         Thread.detachNewThread { [self] in run() }
     }
 
-    /// Asks the loop to stop accepting connections; returns the listening socket once it has (or -1 after a
-    /// second), for the caller to close.
-    func quiesce() -> Int32 {
+    /// Asks the loop to stop accepting connections (any thread); ``takeQuiescedSocket(waitingUpTo:)`` then gives
+    /// the listening socket back.
+    func beginQuiescing() {
         quiescing.store(true, ordering: .releasing)
         wake()
-        let deadline = Date().addingTimeInterval(1)
-        while Date() < deadline {
-            if let socket = quiesced.withLock({ $0 }) { return socket }
+    }
+
+    /// The listening socket, once the loop has stopped accepting on it, for the caller to close; nil when the loop
+    /// has not given it back within `seconds`, or it was taken already. A loop that has not given it back before it
+    /// ends leaves it to `MHD_stop_daemon`, which closes it then; one that gives it back late (a loop held up past
+    /// the wait) leaves it here, for a later call to take.
+    func takeQuiescedSocket(waitingUpTo seconds: Double = 0) -> Int32? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            let socket = quiesced.withLock { state -> Int32? in
+                guard let current = state, !current.taken else { return nil }
+                state = (current.socket, true)
+                return current.socket
+            }
+            if let socket { return socket }
+            guard Date() < deadline else { return nil }
             usleep(1_000)
         }
-        return -1
     }
 
     /// Stops the loop and waits for its thread to end; then stops the companion.
@@ -165,7 +178,7 @@ final class EventLoop: @unchecked Sendable {
         while !stopping.load(ordering: .acquiring) {
             if quiescing.load(ordering: .relaxed), quiesced.withLock({ $0 }) == nil {
                 let socket = MHD_quiesce_daemon(daemon)
-                quiesced.withLock { $0 = socket }
+                quiesced.withLock { $0 = (socket, false) }
             }
             var timeout: UInt64 = 100
             var daemonTimeout: UInt64 = 0

@@ -203,13 +203,20 @@ public final class Server: @unchecked Sendable {
     /// finish or get 503, then the loops end, their companions stop, and the daemons stop.
     private func stopLoops(_ running: [EventLoop], gracePeriod: Double) {
         core.beginDraining()
+        for loop in running { loop.beginQuiescing() }
+        let deadline = Date().addingTimeInterval(1)
         for loop in running {
-            let listener = loop.quiesce()
-            if listener >= 0 { close(listener) }
+            if let listener = loop.takeQuiescedSocket(waitingUpTo: deadline.timeIntervalSinceNow), listener >= 0 {
+                close(listener)
+            }
         }
         drain(gracePeriod: gracePeriod)
         for loop in running { loop.join() }
-        for loop in running { MHD_stop_daemon(loop.daemon) }
+        for loop in running {
+            // Given back after the wait above: the daemon no longer owns it, so it is closed here.
+            if let late = loop.takeQuiescedSocket(), late >= 0 { close(late) }
+            MHD_stop_daemon(loop.daemon)
+        }
         loops.withLock { $0 = [] }
     }
 }

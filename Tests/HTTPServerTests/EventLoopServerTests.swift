@@ -13,6 +13,12 @@ private final class PipeCompanion: EventLoopCompanion, @unchecked Sendable {
     private(set) var loopThread: String?
     private(set) var turns = 0
     private(set) var stopped = false
+    /// Seconds the next turn holds the loop's thread in ``afterTurn()`` (a loop held up, as under a loaded machine).
+    var holdNextTurn: Double {
+        get { lock.withLock { hold } }
+        set { lock.withLock { hold = newValue } }
+    }
+    private var hold = 0.0
 
     init() {
         renew()
@@ -62,10 +68,13 @@ private final class PipeCompanion: EventLoopCompanion, @unchecked Sendable {
     }
 
     func afterTurn() -> UInt64? {
-        lock.withLock {
+        let held = lock.withLock {
             turns += 1
             loopThread = threadID()
+            defer { hold = 0 }
+            return hold
         }
+        if held > 0 { Thread.sleep(forTimeInterval: held) }
         return nil
     }
 
@@ -290,6 +299,31 @@ struct EventLoopServerTests {
             let waited = Date().timeIntervalSince(start)
             #expect(waited >= 1.4 && waited < 3, "answered after \(waited) s")
             #expect(eventually { server.waitingRequests == 0 })
+        }
+    }
+
+    @Test func aLoopThatStopsAcceptingLateStillHasItsSocketClosed() async throws {
+        try await onThread {
+            // The loop is held past the second the shutdown waits for it to stop accepting, and gives its socket
+            // back while a parked request keeps the drain going: the socket must still be closed, not left
+            // listening with nobody to accept.
+            let (server, companions) = try loopServer(threads: 1)
+            let port = server.port
+            let parked = try RawConnection(port: port)
+            parked.send(get("/parked-forever"))
+            #expect(eventually { server.waitingRequests == 1 })
+            let companion = try #require(companions.all.values.first)
+            companion.holdNextTurn = 1.5
+            #expect(eventually { companion.holdNextTurn == 0 })  // Held now.
+            server.shutdown(gracePeriod: 3)
+            #expect(try parked.readReply().status == 503)
+            do {
+                let late = try RawConnection(port: port, timeout: 1)
+                late.send(get("/hello"))
+                Issue.record("the listening socket still accepts after shutdown: \((try? late.readReply())?.status ?? 0)")
+            } catch RawConnection.Failure.connect(let code) {
+                #expect(code == ECONNREFUSED, "connect failed with \(code)")
+            }
         }
     }
 
