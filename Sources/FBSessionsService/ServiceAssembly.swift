@@ -149,6 +149,8 @@ public final class ServiceAssembly: Sendable {
         configuration.maxBodyBytes = settings.maxBodyBytes
         configuration.connectionLimit = settings.maxConnections
         configuration.connectionTimeout = settings.connectionTimeout
+        let logger = parts.logger("http")
+        configuration.reportProblem = { problem in logger.warning("http server problem", ["problem": .string(problem)]) }
         let companion: (@Sendable (Int) -> any EventLoopCompanion)? = cache.map { cache in
             let url = database.listenerURL
             return { _ in LoopFenceCompanion(cache.makeLoopFence { try LoopFenceCompanion.connect(url) }) }

@@ -31,15 +31,22 @@ public protocol EventLoopCompanion: AnyObject {
 /// `deinit`); the daemon is the server's, stopped by it after ``join()``.
 final class EventLoop: @unchecked Sendable {
     let daemon: OpaquePointer
-    private let index: Int
+    /// The loop's number, for its thread's name and for reports.
+    let index: Int
+    /// The daemon's listening socket (a duplicate of the server's, the daemon's own), and what it was when the loop
+    /// started: before the server closes that number, or lets libmicrohttpd touch it, it checks that the number still
+    /// names this socket (``ListeningSocket``).
+    let listening: ListeningSocket
     private let makeCompanion: @Sendable (Int) -> any EventLoopCompanion
     private let wakeDescriptor: Int32
     private let stopping = Atomic<Bool>(false)
     private let quiescing = Atomic<Bool>(false)
     private let ended = DispatchSemaphore(value: 0)
-    /// The listening socket `MHD_quiesce_daemon` gave back on the loop's thread, and whether the server has taken
-    /// it (to close it) yet.
-    private let quiesced = Mutex<(socket: Int32, taken: Bool)?>(nil)
+    /// Whether the daemon still accepts, and the listening socket once it has stopped (``quiesce()``), until the
+    /// server takes it to close it.
+    private let listeningState = Mutex<Listening>(.accepting)
+    /// What the loop's thread is doing (a ``Phase``), for the report on a loop late to stop accepting.
+    private let phase = Atomic<UInt8>(Phase.starting.rawValue)
     /// Set once the companion exists (on the loop's thread), for ``join()``.
     private var companion: (any EventLoopCompanion)?
 
@@ -64,9 +71,13 @@ final class EventLoop: @unchecked Sendable {
     /// (a socket buffer it filled in one read).
     static let parkedTick: UInt64 = 1
 
-    init(daemon: OpaquePointer, index: Int, makeCompanion: @escaping @Sendable (Int) -> any EventLoopCompanion) throws {
+    init(
+        daemon: OpaquePointer, index: Int, listening: ListeningSocket,
+        makeCompanion: @escaping @Sendable (Int) -> any EventLoopCompanion
+    ) throws {
         self.daemon = daemon
         self.index = index
+        self.listening = listening
         self.makeCompanion = makeCompanion
         wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
         guard wakeDescriptor >= 0 else { throw ServerError(.startFailed, String(cString: strerror(errno))) }
@@ -81,29 +92,81 @@ final class EventLoop: @unchecked Sendable {
         Thread.detachNewThread { [self] in run() }
     }
 
-    /// Asks the loop to stop accepting connections (any thread); ``takeQuiescedSocket(waitingUpTo:)`` then gives
+    /// Asks the loop to stop accepting connections (any thread); ``takeListeningSocket(waitingUpTo:)`` then gives
     /// the listening socket back.
     func beginQuiescing() {
         quiescing.store(true, ordering: .releasing)
         wake()
     }
 
-    /// The listening socket, once the loop has stopped accepting on it, for the caller to close; nil when the loop
-    /// has not given it back within `seconds`, or it was taken already. A loop that has not given it back before it
-    /// ends leaves it to `MHD_stop_daemon`, which closes it then; one that gives it back late (a loop held up past
-    /// the wait) leaves it here, for a later call to take.
-    func takeQuiescedSocket(waitingUpTo seconds: Double = 0) -> Int32? {
+    /// What a loop gives back when it stops accepting.
+    enum GivenBack: Equatable {
+        /// The listening socket, for the caller to close.
+        case socket(Int32)
+        /// Nothing to close: the socket was taken already.
+        case nothing
+        /// The daemon's socket number no longer names its socket (``ListeningSocket``): something else in the process
+        /// closed it. The daemon must then not be stopped: `MHD_stop_daemon` would close that number again.
+        case notOurs
+    }
+
+    /// Where the daemon stands with its listening socket.
+    private enum Listening {
+        case accepting
+        case givenBack(Int32)
+        case taken
+        case notOurs
+    }
+
+    /// Once the loop has stopped accepting: what it gave back (taken from it by this call). nil when it has not
+    /// stopped within `seconds`; ``takeListeningSocketAfterEnd()`` then takes it once the loop has ended.
+    func takeListeningSocket(waitingUpTo seconds: Double) -> GivenBack? {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
-            let socket = quiesced.withLock { state -> Int32? in
-                guard let current = state, !current.taken else { return nil }
-                state = (current.socket, true)
-                return current.socket
+            let given = listeningState.withLock { state -> GivenBack? in
+                switch state {
+                case .accepting: return nil
+                case .givenBack(let socket):
+                    state = .taken
+                    return .socket(socket)
+                case .taken: return .nothing
+                case .notOurs: return .notOurs
+                }
             }
-            if let socket { return socket }
+            if let given { return given }
             guard Date() < deadline else { return nil }
             usleep(1_000)
         }
+    }
+
+    /// After ``join()``: what the loop gave back, as ``takeListeningSocket(waitingUpTo:)``. A loop that ended before
+    /// it stopped accepting is quiesced here, on the caller's thread, which is safe now that no thread runs the
+    /// daemon.
+    func takeListeningSocketAfterEnd() -> GivenBack {
+        listeningState.withLock { state in
+            if case .accepting = state { state = quiesce() }
+            switch state {
+            case .accepting, .taken: return .nothing
+            case .givenBack(let socket):
+                state = .taken
+                return .socket(socket)
+            case .notOurs: return .notOurs
+            }
+        }
+    }
+
+    /// Takes the daemon off its listening socket (`MHD_quiesce_daemon`), on the thread that runs the daemon or once
+    /// none does; but only while the socket is still the one it started with: libmicrohttpd takes the number out of
+    /// the daemon's `epoll` set and aborts when that fails.
+    private func quiesce() -> Listening {
+        guard listening.isStillOurs else { return .notOurs }
+        let socket = MHD_quiesce_daemon(daemon)
+        return socket >= 0 ? .givenBack(socket) : .taken
+    }
+
+    /// What the loop's thread was doing when last seen, in words.
+    var phaseDescription: String {
+        (Phase(rawValue: phase.load(ordering: .relaxed)) ?? .starting).description
     }
 
     /// Stops the loop and waits for its thread to end; then stops the companion.
@@ -165,6 +228,7 @@ final class EventLoop: @unchecked Sendable {
         pthread_setspecific(Self.threadKey, Unmanaged.passUnretained(self).toOpaque())
         let companion = makeCompanion(index)
         self.companion = companion
+        defer { phase.store(Phase.ended.rawValue, ordering: .relaxed) }
         let poller = epoll_create1(Int32(EPOLL_CLOEXEC))
         defer {
             close(poller)
@@ -176,27 +240,34 @@ final class EventLoop: @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: 8)
         var companionDeadline: UInt64?
         while !stopping.load(ordering: .acquiring) {
-            if quiescing.load(ordering: .relaxed), quiesced.withLock({ $0 }) == nil {
-                let socket = MHD_quiesce_daemon(daemon)
-                quiesced.withLock { $0 = (socket, false) }
+            if quiescing.load(ordering: .relaxed) {
+                listeningState.withLock { state in
+                    if case .accepting = state { state = quiesce() }
+                }
             }
             var timeout: UInt64 = 100
             var daemonTimeout: UInt64 = 0
             if MHD_get_timeout(daemon, &daemonTimeout) == .YES { timeout = min(timeout, daemonSleep(daemonTimeout)) }
             if let companionDeadline { timeout = min(timeout, (companionDeadline + 999_999) / 1_000_000) }
+            enter(.waiting)
             let ready = epoll_wait(poller, &events, Int32(events.count), Int32(timeout))
             for event in events.prefix(Int(max(0, ready))) {
                 switch event.data.u64 {
-                case Self.companionTag: companion.readable()
+                case Self.companionTag:
+                    enter(.companionReading)
+                    companion.readable()
                 case Self.wakeTag:
                     var count: UInt64 = 0
                     _ = read(wakeDescriptor, &count, 8)
+                    enter(.mail)
                     deliverMail()
                 default: break
                 }
             }
             queuedThisTurn = false
+            enter(.daemon)
             _ = MHD_run(daemon)
+            enter(.companionTurn)
             companionDeadline = companion.afterTurn()
             let now = companion.watched
             if now?.descriptor != companionWatched?.descriptor || now?.serial != companionWatched?.serial {
@@ -204,6 +275,28 @@ final class EventLoop: @unchecked Sendable {
                 if let old = companionWatched { _ = epoll_ctl(poller, EPOLL_CTL_DEL, old.descriptor, nil) }
                 if let now { Self.watch(now.descriptor, in: poller, as: Self.companionTag) }
                 companionWatched = now
+            }
+        }
+    }
+
+    /// Records what the thread does next: one plain store, as only this thread writes it.
+    private func enter(_ next: Phase) {
+        phase.store(next.rawValue, ordering: .relaxed)
+    }
+
+    /// The parts of a turn, for ``phaseDescription``.
+    private enum Phase: UInt8, CustomStringConvertible {
+        case starting, waiting, companionReading, mail, daemon, companionTurn, ended
+
+        var description: String {
+            switch self {
+            case .starting: "starting"
+            case .waiting: "waiting in epoll_wait"
+            case .companionReading: "reading its companion's input"
+            case .mail: "running work posted to it"
+            case .daemon: "in MHD_run (answering requests)"
+            case .companionTurn: "in its companion's turn"
+            case .ended: "ended"
             }
         }
     }

@@ -1,24 +1,14 @@
 internal import CMicroHTTPD
 
-/// libmicrohttpd's fatal-error hook, with one known-harmless case let through.
+/// libmicrohttpd's fatal-error hook: print where, then abort.
 ///
-/// libmicrohttpd 0.9.75 calls its panic function (by default: print and `abort()`) when `MHD_quiesce_daemon`
-/// cannot remove the listening socket from a worker thread's epoll set. With a thread pool that races with the
-/// worker itself, which takes the socket out of its set whenever it reaches the connection limit: the removal
-/// then fails because the socket is already out, which is exactly the state quiescing wants. Seen once in the
-/// test suite (ServerTests, shutdown right after the limit was hit); in production it would crash a graceful
-/// shutdown under a connection flood. For that one message the handler returns, and libmicrohttpd goes on to
-/// mark the socket as out of the set; every other panic still prints its place and aborts.
+/// No panic may return. libmicrohttpd marks every panic call as unreachable after it (`__builtin_unreachable()`),
+/// and in Debian's build the code after such a call is simply the next function: the call that panics when
+/// `MHD_quiesce_daemon` cannot take the listening socket out of a worker's `epoll` set is the last instruction
+/// before `MHD_stop_daemon`, so a handler that returned ran `MHD_stop_daemon` on whatever pointer happened to be in
+/// a register (docs/hostile-input.md, bugs 7 and 10). An earlier version let that one panic return, taking it for
+/// a harmless race; a test that made the single daemon's branch of it fail crashed with a segmentation fault.
 enum LibraryPanic {
-    /// The panic text of the quiesce race (libmicrohttpd's daemon.c).
-    static let quiesceRace = "Failed to remove listen FD from epoll set"
-
-    /// Whether a panic with this reason may return.
-    static func isHarmless(reason: String?) -> Bool {
-        guard let reason else { return false }
-        return reason.hasPrefix(quiesceRace)
-    }
-
     /// Installs ``panicThunk`` as libmicrohttpd's panic function, once per process.
     static func install() {
         _ = installed

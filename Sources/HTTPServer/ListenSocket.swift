@@ -72,3 +72,30 @@ final class ListenSocket {
         if descriptor >= 0 { close(descriptor) }
     }
 }
+
+/// A descriptor of the listening socket and the socket it named when recorded (`fstat`'s device and inode), to tell
+/// later whether the number still names that socket.
+///
+/// A number closed by mistake elsewhere in the process, or closed and reused, must never be closed again here: that
+/// would close whatever another thread opened under it. libmicrohttpd closes a daemon's socket itself when the
+/// daemon was never quiesced, and aborts when that close fails (docs/hostile-input.md, bug 10).
+struct ListeningSocket: Sendable {
+    let descriptor: Int32
+    private let device: UInt64
+    private let inode: UInt64
+
+    /// Records what `descriptor` names now; nil when it names nothing.
+    init?(_ descriptor: Int32) {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        self.descriptor = descriptor
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+    }
+
+    /// Whether the number still names the socket it named when recorded.
+    var isStillOurs: Bool {
+        var status = stat()
+        return fstat(descriptor, &status) == 0 && UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
+    }
+}

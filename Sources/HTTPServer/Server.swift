@@ -166,6 +166,11 @@ public final class Server: @unchecked Sendable {
             for index in 0..<count {
                 let descriptor = fcntl(shared, F_DUPFD_CLOEXEC, 0)
                 guard descriptor >= 0 else { throw ServerError(.startFailed, String(cString: strerror(errno))) }
+                guard let listening = ListeningSocket(descriptor) else {
+                    let reason = String(cString: strerror(errno))
+                    close(descriptor)
+                    throw ServerError(.startFailed, reason)
+                }
                 var own = options
                 own[1] = descriptor  // After MHD_OPTION.LISTEN_SOCKET.
                 own[5] = UInt32((configuration.connectionLimit + count - 1) / count)  // After CONNECTION_LIMIT.
@@ -177,7 +182,8 @@ public final class Server: @unchecked Sendable {
                     throw ServerError(.startFailed, "libmicrohttpd did not start loop \(index): \(String(cString: strerror(errno)))")
                 }
                 do {
-                    started.append(try EventLoop(daemon: made, index: index, makeCompanion: companion))
+                    started.append(
+                        try EventLoop(daemon: made, index: index, listening: listening, makeCompanion: companion))
                 } catch {
                     MHD_stop_daemon(made)
                     throw error
@@ -201,24 +207,59 @@ public final class Server: @unchecked Sendable {
 
     /// ``shutdown(gracePeriod:)`` in loop mode: each loop stops accepting (on its own thread), in-flight requests
     /// finish or get 503, then the loops end, their companions stop, and the daemons stop.
+    ///
+    /// A loop held up past the second it is given (a long turn, a loaded machine) is quiesced once it has ended, so
+    /// that libmicrohttpd never closes a listening socket itself: the server closes each one, and only while its
+    /// number still names it (``ListeningSocket``). A daemon whose number was closed by something else is left
+    /// unstopped, and reported: stopping it would close that number again, and libmicrohttpd aborts the process
+    /// when that close fails (docs/hostile-input.md, bug 10).
     private func stopLoops(_ running: [EventLoop], gracePeriod: Double) {
         core.beginDraining()
         for loop in running { loop.beginQuiescing() }
         let deadline = Date().addingTimeInterval(1)
         for loop in running {
-            if let listener = loop.takeQuiescedSocket(waitingUpTo: deadline.timeIntervalSinceNow), listener >= 0 {
-                close(listener)
+            if let given = loop.takeListeningSocket(waitingUpTo: deadline.timeIntervalSinceNow) {
+                if case .socket(let socket) = given { closeListening(socket, of: loop) }
+            } else {
+                configuration.reportProblem(
+                    "event loop \(loop.index) had not stopped accepting 1 s after the shutdown began; its thread was "
+                        + "\(loop.phaseDescription)")
             }
         }
         drain(gracePeriod: gracePeriod)
         for loop in running { loop.join() }
         for loop in running {
-            // Given back after the wait above: the daemon no longer owns it, so it is closed here.
-            if let late = loop.takeQuiescedSocket(), late >= 0 { close(late) }
-            MHD_stop_daemon(loop.daemon)
+            switch loop.takeListeningSocketAfterEnd() {
+            case .socket(let socket):
+                closeListening(socket, of: loop)
+                MHD_stop_daemon(loop.daemon)
+            case .nothing:
+                MHD_stop_daemon(loop.daemon)
+            case .notOurs:
+                Self.abandoned.withLock { $0.append(loop.daemon) }
+                configuration.reportProblem(
+                    "the listening socket of event loop \(loop.index) (descriptor \(loop.listening.descriptor)) was "
+                        + "closed by something else in this process; its daemon is left unstopped")
+            }
         }
         loops.withLock { $0 = [] }
     }
+
+    /// Closes a listening socket a loop gave back, unless its number no longer names it (closed and perhaps reused
+    /// elsewhere: closing it would close another thread's file).
+    private func closeListening(_ socket: Int32, of loop: EventLoop) {
+        guard socket == loop.listening.descriptor, loop.listening.isStillOurs else {
+            configuration.reportProblem(
+                "the listening socket of event loop \(loop.index) (descriptor \(socket)) was closed by something else "
+                    + "in this process before the shutdown closed it; left alone")
+            return
+        }
+        close(socket)
+    }
+
+    /// Daemons never stopped because their listening socket was closed elsewhere (``stopLoops(_:gracePeriod:)``):
+    /// kept reachable, as the deliberate leak they are.
+    private static let abandoned = Mutex<[OpaquePointer]>([])
 }
 
 /// libmicrohttpd's URI logger: `void *(*)(void *cls, const char *uri, struct MHD_Connection *con)`.

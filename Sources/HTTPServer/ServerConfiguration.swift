@@ -1,3 +1,5 @@
+import Foundation
+
 /// Settings of a ``Server``. Every field has a documented default.
 public struct ServerConfiguration: Sendable {
     /// The address to listen on: an IPv4 address, `localhost`, or a bracketed IPv6 address. Default `127.0.0.1`.
@@ -33,6 +35,12 @@ public struct ServerConfiguration: Sendable {
     /// Stack size of libmicrohttpd's threads in bytes; 0 (the default) leaves the system's. Tests use a size no
     /// thread can get, to make a start fail.
     public var threadStackSize: Int = 0
+
+    /// Where the server reports a problem that belongs to no request: an event loop late to stop accepting at
+    /// shutdown, or a listening socket closed by something else in the process. Default: a line on standard error.
+    public var reportProblem: @Sendable (String) -> Void = { problem in
+        FileHandle.standardError.write(Data("HTTPServer: \(problem)\n".utf8))
+    }
 
     /// Creates a configuration with the defaults.
     public init() {}

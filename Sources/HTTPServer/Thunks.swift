@@ -67,14 +67,12 @@ func headerIteratorThunk(
     return .YES
 }
 
-/// libmicrohttpd's panic handler, installed once by ``Server`` (``LibraryPanic``). Unwraps nothing.
+/// libmicrohttpd's panic handler, installed once by ``Server`` (``LibraryPanic``): prints the place and aborts; it
+/// must never return. Unwraps nothing.
 func panicThunk(
     _ cls: UnsafeMutableRawPointer?, _ file: UnsafePointer<CChar>?, _ line: UInt32, _ reason: UnsafePointer<CChar>?
 ) {
     let text = reason.map { String(cString: $0) }
-    if LibraryPanic.isHarmless(reason: text) {
-        return
-    }
     let place = file.map { String(cString: $0) } ?? "?"
     FileHandle.standardError.write(Data("libmicrohttpd panic at \(place):\(line): \(text ?? "no detail")\n".utf8))
     abort()

@@ -11,6 +11,7 @@ enum EmulatorCommand {
         let port = Int(arguments.value("port") ?? "0") ?? -1
         guard (0...65535).contains(port) else { throw UsageError("--port must be 0 to 65535") }
         let host = arguments.value("host") ?? "127.0.0.1"
+        let signals = TerminationSignals()
         let emulator = Emulator()
         let server: Server
         do {
@@ -22,7 +23,7 @@ enum EmulatorCommand {
         print("Graph API emulator at \(emulator.baseURL)  (Ctrl-C stops it)")
         print("  control API: \(emulator.baseURL)/__emulator/  (see Sources/GraphEmulator/README.md)")
         print("  " + seed.instructions)
-        _ = await Signals.waitForTermination()
+        _ = await signals.wait()
         server.shutdown(gracePeriod: 1)
     }
 }

@@ -12,6 +12,9 @@ enum RunCommand {
     static let home = FileManager.default.currentDirectoryPath + "/.fbsessions"
 
     static func run() async throws {
+        // Caught from the start: a SIGTERM while PostgreSQL starts or the migrations run still stops the service
+        // in order, and PostgreSQL with it.
+        let signals = TerminationSignals()
         var environment = ProcessInfo.processInfo.environment
         // Searchable but not listable by others: when run as root, the cluster inside belongs to the postgres OS
         // user, who must be able to reach it. The secrets beside it are files of mode 0600.
@@ -48,7 +51,7 @@ enum RunCommand {
             if let cluster {
                 do {
                     try cluster.stop(mode: .fast)
-                    print("PostgreSQL stopped; data kept in \(cluster.directory)")
+                    announce("PostgreSQL stopped; data kept in \(cluster.directory)")
                 } catch {
                     CommandLineTool.printError("could not stop PostgreSQL: \(error)")
                 }
@@ -57,10 +60,10 @@ enum RunCommand {
 
         let runtime = try Runtime(settings: settings, databaseURL: databaseURL)
         for migration in try await runtime.migrate() {
-            print("applied migration \(migration.fileName)")
+            announce("applied migration \(migration.fileName)")
         }
         let key = try await demoKey(runtime, emulated: emulator != nil)
-        try await ServiceHost.serve(runtime) { server in
+        try await ServiceHost.serve(runtime, signals: signals) { server in
             let base = "http://\(settings.listenHost == "0.0.0.0" ? "127.0.0.1" : settings.listenHost):\(server.port)"
             print(
                 """
@@ -117,6 +120,12 @@ enum RunCommand {
         }
     }
 
+    /// Prints a line of progress and flushes it, so that it shows at once when standard output is a pipe or a file.
+    private static func announce(_ line: String) {
+        print(line)
+        fflush(nil)
+    }
+
     /// Starts (and on first use creates) the private cluster on a port remembered across runs.
     private static func startCluster() throws -> Cluster {
         let portFile = home + "/pg-port"
@@ -126,7 +135,7 @@ enum RunCommand {
         try String(port).write(toFile: portFile, atomically: true, encoding: .utf8)
         let cluster = try Cluster(directory: home + "/pg", port: port)
         if try cluster.initializeIfNeeded() {
-            print("created a PostgreSQL cluster in \(cluster.directory)")
+            announce("created a PostgreSQL cluster in \(cluster.directory)")
         }
         if !cluster.isRunning {
             try cluster.start()
@@ -135,7 +144,7 @@ enum RunCommand {
         if try !cluster.databaseExists("fbsessions") {
             try cluster.createDatabase("fbsessions")
         }
-        print("PostgreSQL on 127.0.0.1:\(port), data in \(cluster.directory)")
+        announce("PostgreSQL on 127.0.0.1:\(port), data in \(cluster.directory)")
         return cluster
     }
 
@@ -153,7 +162,7 @@ enum RunCommand {
                 AppDraft(
                     name: "demo", facebookAppID: Emulator.demoAppID, secret: secret,
                     redirectURIs: [Emulator.demoRedirectURI], requiredPermissions: []))
-            print("created the demo app (facebook app id \(app.facebookAppID))")
+            announce("created the demo app (facebook app id \(app.facebookAppID))")
         }
         let keyPath = home + "/demo-key"
         if let saved = try? String(contentsOfFile: keyPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),

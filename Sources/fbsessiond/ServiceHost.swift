@@ -8,11 +8,20 @@ import Support
 /// Starts the HTTP service on a runtime and runs it until SIGTERM or SIGINT, then stops it in order: stop
 /// accepting, drain in-flight requests, close the pool.
 enum ServiceHost {
-    static func serve(_ runtime: Runtime, whenListening: (Server) -> Void = { _ in }) async throws {
+    /// Serves until SIGTERM or SIGINT, then stops in order (``RunningService/stop(reason:)``).
+    ///
+    /// - Parameters:
+    ///   - runtime: The settings, pool and migrator.
+    ///   - signals: SIGTERM and SIGINT, caught since before anything was started (by default, from this call on,
+    ///     which is before the server listens).
+    ///   - whenListening: Called once the server listens (the printout of `fbsessiond run`).
+    static func serve(
+        _ runtime: Runtime, signals: TerminationSignals = TerminationSignals(), whenListening: (Server) -> Void = { _ in }
+    ) async throws {
         let service = try start(runtime)
         ProcessMemory.startReclaiming()  // Once per process, so here rather than in `start`.
         whenListening(service.server)
-        let signal = await Signals.waitForTermination()
+        let signal = await signals.wait()
         await service.stop(reason: signal)
         StandardErrorLogHandler.flush()
     }

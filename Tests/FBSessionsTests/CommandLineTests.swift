@@ -147,6 +147,49 @@ import TestSupport
         }
     }
 
+    /// A SIGTERM sent the moment the service says it listens (as a supervisor or a script that stops what it just
+    /// started would): the service must already catch it and stop in order, not die of it with nothing stopped.
+    @Test(.enabled(if: isEnabled && TestDatabase.isEnabled)) func aSigtermTheMomentItListensStopsItInOrder() async throws {
+        let url = try TestDatabase.createEmpty()
+        defer { TestDatabase.drop(url) }
+        let environment = [
+            "DATABASE_URL": url, "FBS_ENCRYPTION_KEYS": "k1:" + Data(repeating: 7, count: 32).base64EncodedString(),
+            "FBS_SHUTDOWN_GRACE": "1",
+        ]
+        try await onThread {
+            #expect(try Self.run(["migrate"], environment: environment).status == 0)
+            guard let binary = Self.binary else { return }
+            for round in 1...3 {
+                let server = Process()
+                server.executableURL = URL(fileURLWithPath: binary)
+                server.arguments = ["serve"]
+                server.currentDirectoryURL = Self.root
+                server.environment = ["PATH": "/usr/bin:/bin"].merging(SanitizerEnvironment.passedOn) { $1 }
+                    .merging(environment) { $1 }.merging(["FBS_LISTEN": "127.0.0.1:\(Cluster.freePort())"]) { $1 }
+                let logs = Pipe()
+                let printed = RunStackTests.Collected()
+                logs.fileHandleForReading.readabilityHandler = { handle in
+                    let data = handle.availableData
+                    printed.append(data)
+                    if String(decoding: data, as: UTF8.self).contains(#""msg":"listening""#) {
+                        kill(server.processIdentifier, SIGTERM)
+                    }
+                }
+                server.standardError = logs
+                server.standardOutput = FileHandle.nullDevice
+                try server.run()
+                let ended = eventually(timeout: 30) { !server.isRunning }
+                logs.fileHandleForReading.readabilityHandler = nil
+                if !ended { server.interrupt() }
+                #expect(ended, "round \(round): still running 30 s after SIGTERM")
+                server.waitUntilExit()
+                #expect(server.terminationStatus == 0 && server.terminationReason == .exit,
+                        "round \(round): ended by \(server.terminationReason == .exit ? "exit" : "signal") \(server.terminationStatus)")
+                #expect(printed.text.contains(#""msg":"stopped""#), "round \(round): \(printed.text.suffix(600))")
+            }
+        }
+    }
+
     static func get(_ port: Int, _ path: String, key: String? = nil) throws -> RawConnection.Reply {
         let connection = try RawConnection(port: port)
         let authorization = key.map { "Authorization: Bearer \($0)\r\n" } ?? ""

@@ -111,9 +111,56 @@ import TestSupport
 
             stack.terminate()
             #expect(eventually(timeout: 30) { !stack.isRunning })
+            // Stopped in order, not by a crash on the way out.
+            #expect(!stack.isRunning && stack.terminationReason == .exit && stack.terminationStatus == 0,
+                    "fbsessiond run ended with \(stack.terminationReason == .exit ? "status" : "signal") \(stack.terminationStatus)")
             // Once it has stopped, the commands say so instead of hanging or guessing.
             let stopped = try Self.run(["key", "list"], in: folder)
             #expect(stopped.status == 1 && stopped.errors.contains("not running"), "\(stopped.errors)")
+        }
+    }
+    /// A SIGTERM while `fbsessiond run` is still starting (PostgreSQL up, the service not yet listening) stops it in
+    /// order, PostgreSQL included, instead of killing it and leaving PostgreSQL running behind it.
+    @Test(.enabled(if: CommandLineTests.isEnabled && PostgresBinaries.isAvailable))
+    func aSigtermWhileItStartsStopsPostgresToo() async throws {
+        guard let binary = CommandLineTests.binary else { return }
+        let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("fbs-run-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await onThread {
+            let stack = Process()
+            stack.executableURL = URL(fileURLWithPath: binary)
+            stack.arguments = ["run"]
+            stack.currentDirectoryURL = folder
+            stack.environment = [
+                "PATH": "/usr/bin:/bin", "FBS_LISTEN": "127.0.0.1:\(Cluster.freePort())", "FBS_EMULATOR_PORT": "0",
+                "FBS_LOG_LEVEL": "error",
+            ]
+            let output = Pipe()
+            let printed = Collected()
+            output.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                printed.append(data)
+                if String(decoding: data, as: UTF8.self).contains("PostgreSQL on 127.0.0.1:") {
+                    kill(stack.processIdentifier, SIGTERM)
+                }
+            }
+            stack.standardOutput = output
+            stack.standardError = FileHandle.nullDevice
+            try stack.run()
+            let cluster = { try? Cluster(directory: folder.path + "/.fbsessions/pg", port: 1) }
+            defer {
+                if stack.isRunning { stack.interrupt() }
+                stack.waitUntilExit()
+                if let cluster = cluster() { try? cluster.stop(mode: .fast) }
+            }
+            #expect(eventually(timeout: 90) { !stack.isRunning }, "\(printed.text)")
+            output.fileHandleForReading.readabilityHandler = nil
+            #expect(!stack.isRunning && stack.terminationReason == .exit && stack.terminationStatus == 0,
+                    "ended with \(stack.terminationReason == .exit ? "status" : "signal") \(stack.terminationStatus): \(printed.text)")
+            #expect(printed.text.contains("PostgreSQL stopped"), "\(printed.text)")
+            #expect(cluster()?.isRunning == false, "PostgreSQL still runs in \(folder.path)")
         }
     }
 }

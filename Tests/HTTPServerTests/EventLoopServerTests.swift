@@ -153,16 +153,45 @@ private func threadID() -> String {
     String(pthread_self())
 }
 
-private func loopServer(threads: Int = 2, handlerTimeout: Double = 5) throws -> (Server, Companions) {
+private func loopServer(
+    threads: Int = 2, handlerTimeout: Double = 5, reportProblem: (@Sendable (String) -> Void)? = nil
+) throws -> (Server, Companions) {
     var configuration = ServerConfiguration()
     configuration.port = 0
     configuration.threads = threads
     configuration.handlerTimeout = handlerTimeout
+    if let reportProblem { configuration.reportProblem = reportProblem }
     let companions = Companions()
     let server = try Server(configuration: configuration, handler: ParkingHandler(companions: companions)) { _ in
         companions.make()
     }
     return (server, companions)
+}
+
+/// The descriptors of this process that listen on `port` (found through /proc/self/fd: the server does not say).
+private func listeningDescriptors(port: Int) -> [Int32] {
+    let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return numbers.compactMap(Int32.init).filter { descriptor in
+        var accepting: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0, accepting == 1 else {
+            return false
+        }
+        var address = sockaddr_in()
+        var addressLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &addressLength) }
+        }
+        return named == 0 && address.sin_family == sa_family_t(AF_INET) && Int(UInt16(bigEndian: address.sin_port)) == port
+    }
+}
+
+/// The problems a server reported.
+private final class Problems: @unchecked Sendable {
+    private let lock = NSLock()
+    private var reported: [String] = []
+    var all: [String] { lock.withLock { reported } }
+    func add(_ problem: String) { lock.withLock { reported.append(problem) } }
 }
 
 private func get(_ path: String) -> String {
@@ -324,6 +353,54 @@ struct EventLoopServerTests {
             } catch RawConnection.Failure.connect(let code) {
                 #expect(code == ECONNREFUSED, "connect failed with \(code)")
             }
+        }
+    }
+
+    /// A loop's listening socket closed by something else in the process (the double close behind
+    /// docs/hostile-input.md, bug 10), with the number left free or already reused, and the loop either stopping in
+    /// time or held past the second the shutdown gives it. libmicrohttpd would close that number again when it stops
+    /// a daemon never quiesced, and abort the process if the close failed: the shutdown must do neither, leave the
+    /// reused number alone, and say what happened.
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func aListeningSocketClosedElsewhereIsNeitherClosedAgainNorFatal(held: Bool, reused: Bool) async throws {
+        try await onThread {
+            let problems = Problems()
+            let (server, companions) = try loopServer(threads: 1, reportProblem: { problems.add($0) })
+            let port = server.port
+            let hello = try RawConnection(port: port)
+            hello.send(get("/hello"))
+            #expect(try hello.readReply().status == 200)
+            let descriptors = listeningDescriptors(port: port)
+            try #require(descriptors.count == 1, "listening on \(port): \(descriptors)")
+            let listening = descriptors[0]
+            var placeholder: (descriptor: Int32, inode: UInt64)?
+            if reused {
+                // The number now names another file, as after another thread's open.
+                let file = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                #expect(dup2(file, listening) == listening)
+                close(file)
+                var status = stat()
+                #expect(fstat(listening, &status) == 0)
+                placeholder = (listening, UInt64(status.st_ino))
+            } else {
+                close(listening)
+            }
+            defer { if let placeholder { close(placeholder.descriptor) } }
+            if held {
+                let companion = try #require(companions.all.values.first)
+                companion.holdNextTurn = 1.5
+                #expect(eventually { companion.holdNextTurn == 0 })  // Held now.
+            }
+            server.shutdown(gracePeriod: 0.2)
+            if let placeholder {
+                var status = stat()
+                #expect(fstat(placeholder.descriptor, &status) == 0 && UInt64(status.st_ino) == placeholder.inode,
+                        "the shutdown closed the file that reused the socket's number")
+            }
+            let reported = problems.all
+            #expect(reported.contains { $0.contains("listening socket of event loop 0") && $0.contains("closed by something else") },
+                    "\(reported)")
+            #expect(reported.contains { $0.contains("had not stopped accepting") } == held, "\(reported)")
         }
     }
 

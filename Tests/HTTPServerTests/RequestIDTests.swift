@@ -19,15 +19,3 @@ import Testing
         #expect(RequestIDs.accept("bad id") != "bad id")
     }
 }
-
-@Suite("libmicrohttpd's panic hook")
-struct LibraryPanicTests {
-    /// Only the quiesce race (the listen socket already out of a worker's epoll set) may return; every other
-    /// panic, and one without a reason, still aborts.
-    @Test func onlyTheQuiesceRaceIsLetThrough() {
-        #expect(LibraryPanic.isHarmless(reason: "Failed to remove listen FD from epoll set.\n"))
-        #expect(!LibraryPanic.isHarmless(reason: "Failed to add listen FD to epoll set.\n"))
-        #expect(!LibraryPanic.isHarmless(reason: "Close socket failed.\n"))
-        #expect(!LibraryPanic.isHarmless(reason: nil))
-    }
-}
