@@ -20,7 +20,7 @@ public protocol EventLoopCompanion: AnyObject {
 }
 
 /// One thread that runs one libmicrohttpd daemon in external-epoll mode and a companion in the same `epoll` set
-/// (``Server``'s loop mode).
+/// (one of a ``Server``'s loops).
 ///
 /// The thread waits in `epoll_wait` on the daemon's own `epoll` descriptor (which libmicrohttpd's wake-up channel
 /// makes readable when another thread resumes a connection), the companion's descriptor and a wake-up `eventfd`, for
@@ -88,8 +88,26 @@ final class EventLoop: @unchecked Sendable {
         close(wakeDescriptor)
     }
 
-    func start() {
-        Thread.detachNewThread { [self] in run() }
+    /// Starts the loop's thread, with `stackSize` bytes of stack (0: the system's default).
+    ///
+    /// - Throws: ``ServerError`` `.startFailed` when no such thread can be made (out of threads or memory).
+    func start(stackSize: Int) throws {
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        if stackSize > 0 {
+            let status = pthread_attr_setstacksize(&attributes, stackSize)
+            guard status == 0 else { throw ServerError(.startFailed, String(cString: strerror(status))) }
+        }
+        // The thread holds the loop until it ends (``eventLoopThreadThunk``).
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, &attributes, eventLoopThreadThunk, context)
+        guard status == 0 else {
+            Unmanaged<EventLoop>.fromOpaque(context).release()
+            throw ServerError(.startFailed, String(cString: strerror(status)))
+        }
+        pthread_detach(thread)
     }
 
     /// Asks the loop to stop accepting connections (any thread); ``takeListeningSocket(waitingUpTo:)`` then gives
@@ -139,9 +157,9 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// After ``join()``: what the loop gave back, as ``takeListeningSocket(waitingUpTo:)``. A loop that ended before
-    /// it stopped accepting is quiesced here, on the caller's thread, which is safe now that no thread runs the
-    /// daemon.
+    /// After ``join()``, or for a loop never started: what the loop gave back, as
+    /// ``takeListeningSocket(waitingUpTo:)``. A loop that did not stop accepting before it ended is quiesced here,
+    /// on the caller's thread, which is safe now that no thread runs the daemon.
     func takeListeningSocketAfterEnd() -> GivenBack {
         listeningState.withLock { state in
             if case .accepting = state { state = quiesce() }
@@ -223,7 +241,8 @@ final class EventLoop: @unchecked Sendable {
         return Self.parkedTick
     }
 
-    private func run() {
+    /// The body of the loop's thread (``start(stackSize:)``).
+    func run() {
         fbs_name_this_thread("fbs-loop-\(index)")
         pthread_setspecific(Self.threadKey, Unmanaged.passUnretained(self).toOpaque())
         let companion = makeCompanion(index)
@@ -311,4 +330,12 @@ final class EventLoop: @unchecked Sendable {
         event.data.u64 = tag
         _ = epoll_ctl(poller, EPOLL_CTL_ADD, descriptor, &event)
     }
+}
+
+/// The companion of a loop that has none: nothing to watch beside the sockets.
+final class IdleCompanion: EventLoopCompanion {
+    var watched: (descriptor: Int32, serial: UInt64)? { nil }
+    func readable() {}
+    func afterTurn() -> UInt64? { nil }
+    func stop() {}
 }

@@ -1,11 +1,10 @@
 import Foundation
 
-/// A bound, listening TCP socket that the server hands to libmicrohttpd.
+/// A bound, listening TCP socket, the one from which the server makes each loop's duplicate.
 ///
-/// Ownership: until ``handOver()`` the socket is ours and `deinit` closes it; after, libmicrohttpd owns it: it
-/// closes it when it fails to start, and otherwise returns it from `MHD_quiesce_daemon`, when the server closes it.
+/// Ownership: ours; `deinit` closes it. Each duplicate belongs to its daemon (``ListeningSocket``).
 final class ListenSocket {
-    private(set) var descriptor: Int32
+    let descriptor: Int32
     let port: Int
 
     init(host: String, port: Int, backlog: Int) throws {
@@ -59,13 +58,6 @@ final class ListenSocket {
         }
         self.descriptor = fd
         self.port = Int(UInt16(bigEndian: portBigEndian))
-    }
-
-    /// Gives the descriptor to libmicrohttpd; `deinit` will no longer close it.
-    func handOver() -> Int32 {
-        let fd = descriptor
-        descriptor = -1
-        return fd
     }
 
     deinit {

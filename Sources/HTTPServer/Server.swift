@@ -4,15 +4,20 @@ import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd that answers every request through a ``RequestHandler``.
 ///
-/// libmicrohttpd polls sockets with epoll on a small pool of threads. A handler that must wait answers with
-/// ``Reply/later(_:)``; the server then suspends the connection (`MHD_suspend_connection`), so the waiting request
-/// holds no thread, and resumes it when the work returns. Keep-alive, the idle timeout, the connection limit and
-/// the body and head limits are enforced here, so every handler sees a bounded request.
+/// Event loops: the server runs one libmicrohttpd daemon per thread in external-epoll mode, each on a thread of its
+/// own (``EventLoop``), all accepting on the one listening socket (a duplicate descriptor each). A handler that must
+/// wait answers with ``Reply/later(_:)``; the server then suspends the connection (`MHD_suspend_connection`), so the
+/// waiting request holds no thread, and resumes it when the work returns. Keep-alive, the idle timeout, the
+/// connection limit and the body and head limits are enforced here, so every handler sees a bounded request.
 ///
-/// Loop mode: given an ``EventLoopCompanion`` for each thread, the server instead runs one daemon per thread in
-/// external-epoll mode, each on its own thread (``EventLoop``) with its companion in the same `epoll` set, all
-/// accepting on the one listening socket (a duplicate descriptor each). A request parked on a loop can then be woken
-/// by what the companion reads, on that same thread (docs/caching.md, "A fence connection per event loop").
+/// Each loop may have an ``EventLoopCompanion`` in the same `epoll` set: a request parked on a loop can then be woken
+/// by what the companion reads, on that same thread (docs/caching.md, "A fence connection per event loop"). Without
+/// one, a loop has nothing beside its sockets.
+///
+/// Why loops for every server, and not libmicrohttpd's own thread pool: a loop quiesces its daemon on its own
+/// thread, the one that also takes the listening socket out of the daemon's `epoll` set at the connection limit.
+/// With the pool, `MHD_quiesce_daemon` raced the workers doing that, and libmicrohttpd aborts when it loses
+/// (docs/hostile-input.md, bug 7).
 ///
 /// Ownership: owns the `MHD_Daemon`s (and the loops); ``shutdown(gracePeriod:)`` and `deinit` stop them. The
 /// ``ServerCore`` that libmicrohttpd calls back into is retained here and outlives the daemons.
@@ -25,11 +30,10 @@ public final class Server: @unchecked Sendable {
 
     private let core: ServerCore
     private let lock = NSLock()
-    private var daemon: OpaquePointer?
     /// The core's timer for the handler timeout; cancelled when the server stops.
     private var reaper: Reaper?
-    /// The event loops in loop mode, under a lock of their own: the gauges read them and must not wait for ``lock``
-    /// while a shutdown holds it.
+    /// The event loops, under a lock of their own: the gauges read them and must not wait for ``lock`` while a
+    /// shutdown holds it.
     private let loops = Mutex<[EventLoop]>([])
 
     /// Binds the socket and starts serving.
@@ -37,9 +41,10 @@ public final class Server: @unchecked Sendable {
     /// - Parameters:
     ///   - configuration: Address, limits and threads.
     ///   - handler: What answers the requests.
-    ///   - companion: Given, the server runs in loop mode: called on each loop's thread as it starts (with the
-    ///     loop's index), it makes what that loop watches beside its sockets.
-    /// - Throws: ``ServerError`` when the address is invalid, the port is taken, or libmicrohttpd fails to start.
+    ///   - companion: Called on each loop's thread as it starts (with the loop's index), it makes what that loop
+    ///     watches beside its sockets; nil for nothing.
+    /// - Throws: ``ServerError`` when the address is invalid, the port is taken, or a daemon or a loop's thread
+    ///   cannot start.
     public init(
         configuration: ServerConfiguration, handler: some RequestHandler,
         companion: (@Sendable (Int) -> any EventLoopCompanion)? = nil
@@ -51,13 +56,10 @@ public final class Server: @unchecked Sendable {
         self.port = socket.port
 
         let threads = configuration.threads > 0 ? configuration.threads : ProcessInfo.processInfo.activeProcessorCount
-        let flags =
-            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            | MHD_USE_TURBO.rawValue
         let context = Unmanaged.passUnretained(core).toOpaque()
         let completed: MHD_RequestCompletedCallback = requestCompletedThunk
         let uriLog: URILogCallback = uriLogThunk
-        var options: [any CVarArg] = [
+        let options: [any CVarArg] = [
             MHD_OPTION.LISTEN_SOCKET.rawValue, socket.descriptor,
             MHD_OPTION.CONNECTION_MEMORY_LIMIT.rawValue, configuration.connectionMemoryLimit,
             MHD_OPTION.CONNECTION_LIMIT.rawValue, UInt32(configuration.connectionLimit),
@@ -66,37 +68,13 @@ public final class Server: @unchecked Sendable {
             MHD_OPTION.URI_LOG_CALLBACK.rawValue, Int(bitPattern: unsafeBitCast(uriLog, to: UnsafeRawPointer.self)), Int(bitPattern: context),
             // Strict parsing: HTTP/1.1 without Host is 400, no spaces in the URL (docs/hostile-input.md).
             MHD_OPTION.STRICT_FOR_CLIENT.rawValue, Int32(1),
+            MHD_OPTION.END.rawValue,
         ]
-        if threads > 1, companion == nil {
-            options += [MHD_OPTION.THREAD_POOL_SIZE.rawValue, UInt32(threads)]
-        }
-        if configuration.threadStackSize > 0 {
-            options += [MHD_OPTION.THREAD_STACK_SIZE.rawValue, configuration.threadStackSize]
-        }
-        options.append(MHD_OPTION.END.rawValue)
-        if let companion {
-            try startLoops(threads, socket: socket, options: options, companion: companion)
-            reaper = core.startReaper()
-            return
-        }
-        // Handed over before the call, not after it succeeds: libmicrohttpd closes the socket itself when it fails
-        // to start (a worker's epoll set, its wake-up channel or thread, memory), and a second close here would
-        // close whatever another thread opened under that number meanwhile (ServerStartFailureTests).
-        _ = socket.handOver()
-        let started = withVaList(options) { arguments in
-            MHD_start_daemon_va(flags, 0, nil, nil, accessHandlerThunk, context, arguments)
-        }
-        guard let started else {
-            // errno is what failed last (its clean-up only closes what it made, which leaves errno alone):
-            // usually out of descriptors, threads or memory.
-            let reason = String(cString: strerror(errno))
-            throw ServerError(.startFailed, "libmicrohttpd did not start on \(configuration.host):\(port): \(reason)")
-        }
-        self.daemon = started
+        try startLoops(threads, socket: socket, options: options, companion: companion ?? { _ in IdleCompanion() })
         reaper = core.startReaper()
     }
 
-    /// The event loops in loop mode; 0 otherwise.
+    /// The event loops serving; 0 once stopped.
     public var loopCount: Int { loops.withLock { $0.count } }
 
     /// Requests in progress (head received, response not yet finished).
@@ -117,17 +95,8 @@ public final class Server: @unchecked Sendable {
             lock.unlock()
         }
         let running = loops.withLock { $0 }
-        if !running.isEmpty {
-            stopLoops(running, gracePeriod: gracePeriod)
-            return
-        }
-        guard let daemon else { return }
-        core.beginDraining()
-        let listener = MHD_quiesce_daemon(daemon)
-        if listener >= 0 { close(listener) }
-        drain(gracePeriod: gracePeriod)
-        MHD_stop_daemon(daemon)
-        self.daemon = nil
+        guard !running.isEmpty else { return }
+        stopLoops(running, gracePeriod: gracePeriod)
     }
 
     /// Once no new connection is accepted: lets in-flight requests finish for up to `gracePeriod` seconds, answers
@@ -148,11 +117,11 @@ public final class Server: @unchecked Sendable {
         shutdown(gracePeriod: 0)
     }
 
-    // MARK: Loop mode
+    // MARK: Event loops
 
     /// Starts a daemon and its loop per thread, each on its own duplicate of the listening socket (non-blocking, so
     /// that a loop that loses the race for a new connection does not block in `accept`). The connection limit is
-    /// shared out among them.
+    /// shared out among them. On a failure, stops what it started and throws.
     private func startLoops(
         _ count: Int, socket: ListenSocket, options: [any CVarArg],
         companion: @escaping @Sendable (Int) -> any EventLoopCompanion
@@ -161,51 +130,64 @@ public final class Server: @unchecked Sendable {
         let context = Unmanaged.passUnretained(core).toOpaque()
         let shared = socket.descriptor
         _ = fcntl(shared, F_SETFL, fcntl(shared, F_GETFL) | O_NONBLOCK)
-        var started: [EventLoop] = []
+        let place = "\(configuration.host):\(port)"
+        var made: [EventLoop] = []
+        var running = 0
         do {
             for index in 0..<count {
                 let descriptor = fcntl(shared, F_DUPFD_CLOEXEC, 0)
-                guard descriptor >= 0 else { throw ServerError(.startFailed, String(cString: strerror(errno))) }
-                guard let listening = ListeningSocket(descriptor) else {
+                guard descriptor >= 0, let listening = ListeningSocket(descriptor) else {
                     let reason = String(cString: strerror(errno))
-                    close(descriptor)
-                    throw ServerError(.startFailed, reason)
+                    if descriptor >= 0 { close(descriptor) }
+                    throw ServerError(.startFailed, "event loop \(index) did not start on \(place): \(reason)")
                 }
                 var own = options
                 own[1] = descriptor  // After MHD_OPTION.LISTEN_SOCKET.
                 own[5] = UInt32((configuration.connectionLimit + count - 1) / count)  // After CONNECTION_LIMIT.
-                // libmicrohttpd owns the duplicate from here, as for the single daemon (see init).
-                let made = withVaList(own) { arguments in
+                // libmicrohttpd owns the duplicate from here: it closes it itself when it fails to start, and a second
+                // close here would close whatever another thread opened under that number meanwhile
+                // (ServerStartFailureTests).
+                let daemon = withVaList(own) { arguments in
                     MHD_start_daemon_va(flags, 0, nil, nil, accessHandlerThunk, context, arguments)
                 }
-                guard let made else {
-                    throw ServerError(.startFailed, "libmicrohttpd did not start loop \(index): \(String(cString: strerror(errno)))")
+                guard let daemon else {
+                    let reason = String(cString: strerror(errno))
+                    throw ServerError(.startFailed, "libmicrohttpd did not start on \(place): \(reason)")
                 }
                 do {
-                    started.append(
-                        try EventLoop(daemon: made, index: index, listening: listening, makeCompanion: companion))
+                    made.append(
+                        try EventLoop(daemon: daemon, index: index, listening: listening, makeCompanion: companion))
                 } catch {
-                    MHD_stop_daemon(made)
+                    MHD_stop_daemon(daemon)
                     throw error
                 }
             }
+            let all = made
+            core.resumed = { connection in
+                // The loop that runs the connection's daemon, unless that is this thread (it runs the daemon next).
+                let daemon = fbs_mhd_connection_daemon(connection)
+                guard let owner = all.first(where: { $0.daemon == daemon }), owner !== EventLoop.onThisThread
+                else { return }
+                owner.wake()
+            }
+            for loop in made {
+                do {
+                    try loop.start(stackSize: configuration.threadStackSize)
+                } catch let error as ServerError {
+                    throw ServerError(
+                        .startFailed, "event loop \(loop.index) did not start on \(place): \(error.detail)")
+                }
+                running += 1
+            }
         } catch {
-            for loop in started { MHD_stop_daemon(loop.daemon) }
+            for loop in made.prefix(running) { loop.join() }
+            stopDaemons(of: made)
             throw error
         }
-        let all = started
-        core.resumed = { connection in
-            // The loop that runs the connection's daemon, unless that is this thread (it runs the daemon next).
-            let daemon = fbs_mhd_connection_daemon(connection)
-            guard let owner = all.first(where: { $0.daemon == daemon }), owner !== EventLoop.onThisThread
-            else { return }
-            owner.wake()
-        }
-        for loop in started { loop.start() }
-        loops.withLock { $0 = started }
+        loops.withLock { $0 = made }
     }
 
-    /// ``shutdown(gracePeriod:)`` in loop mode: each loop stops accepting (on its own thread), in-flight requests
+    /// ``shutdown(gracePeriod:)``: each loop stops accepting (on its own thread), in-flight requests
     /// finish or get 503, then the loops end, their companions stop, and the daemons stop.
     ///
     /// A loop held up past the second it is given (a long turn, a loaded machine) is quiesced once it has ended, so
@@ -228,7 +210,14 @@ public final class Server: @unchecked Sendable {
         }
         drain(gracePeriod: gracePeriod)
         for loop in running { loop.join() }
-        for loop in running {
+        stopDaemons(of: running)
+        loops.withLock { $0 = [] }
+    }
+
+    /// Stops the daemons of loops that have ended (or never started): each daemon is quiesced first if its loop did
+    /// not do it, and its listening socket closed here, only while its number still names it.
+    private func stopDaemons(of ended: [EventLoop]) {
+        for loop in ended {
             switch loop.takeListeningSocketAfterEnd() {
             case .socket(let socket):
                 closeListening(socket, of: loop)
@@ -242,7 +231,6 @@ public final class Server: @unchecked Sendable {
                         + "closed by something else in this process; its daemon is left unstopped")
             }
         }
-        loops.withLock { $0 = [] }
     }
 
     /// Closes a listening socket a loop gave back, unless its number no longer names it (closed and perhaps reused

@@ -28,11 +28,12 @@ public struct ServerConfiguration: Sendable {
     public var connectionTimeout: Int = 30
     /// Seconds a suspended request may wait for its handler before the server answers 503 itself. Default 60.
     public var handlerTimeout: Double = 60
-    /// Threads polling sockets (libmicrohttpd's thread pool). Default: the number of processors.
+    /// Event loops: threads polling sockets, each with a libmicrohttpd daemon of its own. Default: the number of
+    /// processors.
     public var threads: Int = 0
     /// The listen backlog. Default 1024.
     public var backlog: Int = 1024
-    /// Stack size of libmicrohttpd's threads in bytes; 0 (the default) leaves the system's. Tests use a size no
+    /// Stack size of the event loops' threads in bytes; 0 (the default) leaves the system's. Tests use a size no
     /// thread can get, to make a start fail.
     public var threadStackSize: Int = 0
 

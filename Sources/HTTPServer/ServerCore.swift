@@ -22,7 +22,7 @@ final class ServerCore: @unchecked Sendable {
     /// `stopping`, for the requests parked in place, which check it on every turn without the lock.
     private let stoppingNow = Atomic<Bool>(false)
     private let liveExchanges = Atomic<Int>(0)
-    /// Called after each `MHD_resume_connection`, in loop mode: libmicrohttpd run from an external loop does not wake
+    /// Called after each `MHD_resume_connection`: libmicrohttpd run from an external loop does not wake
     /// that loop by itself (its manual, "Flow control", promises immediate processing of a resumed connection only
     /// with internal polling and `MHD_ALLOW_SUSPEND_RESUME`), so the server's loop for the connection is woken unless
     /// it is the calling thread. Set once, before the first loop starts.
@@ -206,7 +206,7 @@ final class ServerCore: @unchecked Sendable {
         return accepted
     }
 
-    // MARK: Parked in place (loop mode)
+    // MARK: Parked in place
 
     /// Parks an exchange on its loop without suspending the connection: suspending and resuming cost two `epoll_ctl`
     /// calls, two locks and a walk of libmicrohttpd's lists per request, a tenth of a status request answered from

@@ -84,3 +84,11 @@ func releaseBodyThunk(_ cls: UnsafeMutableRawPointer?) {
     guard let cls else { return }
     Unmanaged<BodyOwner>.fromOpaque(cls).release()
 }
+
+/// The start routine of an event loop's thread (``EventLoop/start(stackSize:)``): takes over the loop retained for
+/// it, runs it, and releases it when the loop ends.
+func eventLoopThreadThunk(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    guard let context else { return nil }
+    Unmanaged<EventLoop>.fromOpaque(context).takeRetainedValue().run()
+    return nil
+}

@@ -10,34 +10,17 @@ import TestSupport
     @Test(.enabled(if: CommandLineTests.isEnabled && PostgresBinaries.isAvailable))
     func thePrintedLimitedLoginRunsAsPrinted() async throws {
         guard let binary = CommandLineTests.binary else { return }
-        let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("fbs-limited-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        let folder = try RunStackTests.makeFolder("fbs-limited")
         defer { try? FileManager.default.removeItem(at: folder) }
         let port = Cluster.freePort()
         var candidate = Cluster.freePort()
         while candidate == port { candidate = Cluster.freePort() }
         let emulatorPort = candidate
         try await onThread {
-            let stack = Process()
-            stack.executableURL = URL(fileURLWithPath: binary)
-            stack.arguments = ["run"]
-            stack.currentDirectoryURL = folder
-            stack.environment = [
-                "PATH": "/usr/bin:/bin", "FBS_LISTEN": "127.0.0.1:\(port)", "FBS_EMULATOR_PORT": String(emulatorPort),
-                "FBS_LOG_LEVEL": "error",
-            ]
-            let output = Pipe()
             let printed = RunStackTests.Collected()
-            output.fileHandleForReading.readabilityHandler = { printed.append($0.availableData) }
-            stack.standardOutput = output
-            stack.standardError = FileHandle.nullDevice
+            let stack = RunStackTests.stack(binary, in: folder, port: port, emulatorPort: emulatorPort, printed: printed)
             try stack.run()
-            defer {
-                if stack.isRunning { stack.terminate() }
-                stack.waitUntilExit()
-                if let cluster = try? Cluster(directory: folder.path + "/.fbsessions/pg", port: 1) { try? cluster.stop(mode: .fast) }
-            }
+            defer { RunStackTests.end(stack, in: folder) }
             #expect(eventually(timeout: 90) { printed.text.contains("/v1/login-urls") }, "\(printed.text)")
             let lines = printed.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             let key = try #require(lines.first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("KEY='") })

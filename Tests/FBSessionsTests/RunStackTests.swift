@@ -38,13 +38,54 @@ import TestSupport
         func append(_ more: Data) { lock.withLock { data.append(more) } }
     }
 
+    /// A fresh folder under /tmp for `fbsessiond run`. The cluster inside runs as the postgres OS user when this is
+    /// root: that user must reach the folder.
+    static func makeFolder(_ prefix: String) throws -> URL {
+        let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("\(prefix)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        return folder
+    }
+
+    /// `fbsessiond run` in `folder`, listening on `port` with its emulator on `emulatorPort` (0: any), not started
+    /// yet. What it prints goes to `printed`, each piece to `onOutput` too; its standard error is dropped.
+    static func stack(
+        _ binary: String, in folder: URL, port: Int, emulatorPort: Int, printed: Collected,
+        onOutput: @escaping @Sendable (String) -> Void = { _ in }
+    ) -> Process {
+        let stack = Process()
+        stack.executableURL = URL(fileURLWithPath: binary)
+        stack.arguments = ["run"]
+        stack.currentDirectoryURL = folder
+        // The sanitizer's settings too: under AddressSanitizer, LeakSanitizer's suppressions and report folder.
+        stack.environment = [
+            "PATH": "/usr/bin:/bin", "FBS_LISTEN": "127.0.0.1:\(port)", "FBS_EMULATOR_PORT": String(emulatorPort),
+            "FBS_LOG_LEVEL": "error",
+        ].merging(SanitizerEnvironment.passedOn) { $1 }
+        let output = Pipe()
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            printed.append(data)
+            onOutput(String(decoding: data, as: UTF8.self))
+        }
+        stack.standardOutput = output
+        stack.standardError = FileHandle.nullDevice
+        return stack
+    }
+
+    /// Ends a stack started by ``stack(_:in:port:emulatorPort:printed:onOutput:)``: SIGTERM if it still runs, then
+    /// its PostgreSQL if the service did not get to stop it.
+    static func end(_ stack: Process, in folder: URL) {
+        (stack.standardOutput as? Pipe)?.fileHandleForReading.readabilityHandler = nil
+        if stack.isRunning { stack.terminate() }
+        stack.waitUntilExit()
+        if let cluster = try? Cluster(directory: folder.path + "/.fbsessions/pg", port: 1) { try? cluster.stop(mode: .fast) }
+    }
+
     @Test(.enabled(if: CommandLineTests.isEnabled && PostgresBinaries.isAvailable))
     func adminCommandsFindTheRunningStackAndTheDemoSecretIsPrinted() async throws {
         guard let binary = CommandLineTests.binary else { return }
-        let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("fbs-run-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        // The cluster inside runs as the postgres user when this is root: it must reach the folder.
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        let folder = try Self.makeFolder("fbs-run")
         defer { try? FileManager.default.removeItem(at: folder) }
         let port = Cluster.freePort()
         var candidate = Cluster.freePort()
@@ -60,26 +101,10 @@ import TestSupport
             let none = try Self.run(["app", "list"], in: folder)
             #expect(none.status == 1 && none.errors.contains("DATABASE_URL is not set"), "\(none.errors)")
 
-            let stack = Process()
-            stack.executableURL = URL(fileURLWithPath: binary)
-            stack.arguments = ["run"]
-            stack.currentDirectoryURL = folder
-            stack.environment = [
-                "PATH": "/usr/bin:/bin", "FBS_LISTEN": "127.0.0.1:\(port)", "FBS_EMULATOR_PORT": String(emulatorPort),
-                "FBS_LOG_LEVEL": "error",
-            ]
-            let output = Pipe()
             let printed = Collected()
-            output.fileHandleForReading.readabilityHandler = { printed.append($0.availableData) }
-            stack.standardOutput = output
-            stack.standardError = FileHandle.nullDevice
+            let stack = Self.stack(binary, in: folder, port: port, emulatorPort: emulatorPort, printed: printed)
             try stack.run()
-            defer {
-                if stack.isRunning { stack.terminate() }
-                stack.waitUntilExit()
-                // Stop the cluster if the service did not get to it.
-                if let cluster = try? Cluster(directory: folder.path + "/.fbsessions/pg", port: 1) { try? cluster.stop(mode: .fast) }
-            }
+            defer { Self.end(stack, in: folder) }
             // The whole printout: it is longer than one pipe buffer, so it may arrive in more than one piece.
             #expect(eventually(timeout: 90) { printed.text.contains("/v1/login-urls") }, "\(printed.text)")
             // The printout says where the demo app's secret is, and it is there.
@@ -119,48 +144,30 @@ import TestSupport
             #expect(stopped.status == 1 && stopped.errors.contains("not running"), "\(stopped.errors)")
         }
     }
+
     /// A SIGTERM while `fbsessiond run` is still starting (PostgreSQL up, the service not yet listening) stops it in
     /// order, PostgreSQL included, instead of killing it and leaving PostgreSQL running behind it.
     @Test(.enabled(if: CommandLineTests.isEnabled && PostgresBinaries.isAvailable))
     func aSigtermWhileItStartsStopsPostgresToo() async throws {
         guard let binary = CommandLineTests.binary else { return }
-        let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("fbs-run-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        let folder = try Self.makeFolder("fbs-run")
         defer { try? FileManager.default.removeItem(at: folder) }
         try await onThread {
-            let stack = Process()
-            stack.executableURL = URL(fileURLWithPath: binary)
-            stack.arguments = ["run"]
-            stack.currentDirectoryURL = folder
-            stack.environment = [
-                "PATH": "/usr/bin:/bin", "FBS_LISTEN": "127.0.0.1:\(Cluster.freePort())", "FBS_EMULATOR_PORT": "0",
-                "FBS_LOG_LEVEL": "error",
-            ]
-            let output = Pipe()
             let printed = Collected()
-            output.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                printed.append(data)
-                if String(decoding: data, as: UTF8.self).contains("PostgreSQL on 127.0.0.1:") {
-                    kill(stack.processIdentifier, SIGTERM)
-                }
+            let pid = LockedBox<pid_t>(0)
+            let stack = Self.stack(binary, in: folder, port: Cluster.freePort(), emulatorPort: 0, printed: printed) {
+                // Never 0 here: kill(0, ...) would signal this test's whole process group.
+                if $0.contains("PostgreSQL on 127.0.0.1:"), pid.value > 0 { kill(pid.value, SIGTERM) }
             }
-            stack.standardOutput = output
-            stack.standardError = FileHandle.nullDevice
             try stack.run()
-            let cluster = { try? Cluster(directory: folder.path + "/.fbsessions/pg", port: 1) }
-            defer {
-                if stack.isRunning { stack.interrupt() }
-                stack.waitUntilExit()
-                if let cluster = cluster() { try? cluster.stop(mode: .fast) }
-            }
+            pid.value = stack.processIdentifier
+            defer { Self.end(stack, in: folder) }
             #expect(eventually(timeout: 90) { !stack.isRunning }, "\(printed.text)")
-            output.fileHandleForReading.readabilityHandler = nil
             #expect(!stack.isRunning && stack.terminationReason == .exit && stack.terminationStatus == 0,
                     "ended with \(stack.terminationReason == .exit ? "status" : "signal") \(stack.terminationStatus): \(printed.text)")
             #expect(printed.text.contains("PostgreSQL stopped"), "\(printed.text)")
-            #expect(cluster()?.isRunning == false, "PostgreSQL still runs in \(folder.path)")
+            let cluster = try? Cluster(directory: folder.path + "/.fbsessions/pg", port: 1)
+            #expect(cluster?.isRunning == false, "PostgreSQL still runs in \(folder.path)")
         }
     }
 }
