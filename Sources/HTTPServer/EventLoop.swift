@@ -99,8 +99,8 @@ final class EventLoop: @unchecked Sendable {
             let status = pthread_attr_setstacksize(&attributes, stackSize)
             guard status == 0 else { throw ServerError(.startFailed, String(cString: strerror(status))) }
         }
-        // The thread holds the loop until it ends (``eventLoopThreadThunk``).
-        let context = Unmanaged.passRetained(self).toOpaque()
+        // The thread holds the loop until it ends.
+        let context = Unmanaged.passRetained(self).toOpaque()  // balanced by eventLoopThreadThunk, or below on failure
         var thread = pthread_t()
         let status = pthread_create(&thread, &attributes, eventLoopThreadThunk, context)
         guard status == 0 else {
