@@ -86,7 +86,7 @@ public final class Server: @unchecked Sendable {
     }
 
     /// Stops accepting connections, lets in-flight requests finish for up to `gracePeriod` seconds, answers the
-    /// rest with 503, and stops. Idempotent; blocks the calling thread until the daemon has stopped.
+    /// rest with 503, and stops. Idempotent; blocks the calling thread until the daemons have stopped.
     public func shutdown(gracePeriod: Double = 10) {
         lock.lock()
         defer {
