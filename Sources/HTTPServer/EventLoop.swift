@@ -119,8 +119,8 @@ final class EventLoop: @unchecked Sendable {
 
     /// What a loop gives back when it stops accepting.
     enum GivenBack: Equatable {
-        /// The listening socket, for the caller to close.
-        case socket(Int32)
+        /// The listening socket (``listening``, the number `MHD_quiesce_daemon` returns), for the caller to close.
+        case socket
         /// Nothing to close: the socket was taken already.
         case nothing
         /// The daemon's socket number no longer names its socket (``ListeningSocket``): something else in the process
@@ -131,7 +131,7 @@ final class EventLoop: @unchecked Sendable {
     /// Where the daemon stands with its listening socket.
     private enum Listening {
         case accepting
-        case givenBack(Int32)
+        case givenBack
         case taken
         case notOurs
     }
@@ -141,17 +141,7 @@ final class EventLoop: @unchecked Sendable {
     func takeListeningSocket(waitingUpTo seconds: Double) -> GivenBack? {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
-            let given = listeningState.withLock { state -> GivenBack? in
-                switch state {
-                case .accepting: return nil
-                case .givenBack(let socket):
-                    state = .taken
-                    return .socket(socket)
-                case .taken: return .nothing
-                case .notOurs: return .notOurs
-                }
-            }
-            if let given { return given }
+            if let given = listeningState.withLock({ Self.take(&$0) }) { return given }
             guard Date() < deadline else { return nil }
             usleep(1_000)
         }
@@ -163,13 +153,19 @@ final class EventLoop: @unchecked Sendable {
     func takeListeningSocketAfterEnd() -> GivenBack {
         listeningState.withLock { state in
             if case .accepting = state { state = quiesce() }
-            switch state {
-            case .accepting, .taken: return .nothing
-            case .givenBack(let socket):
-                state = .taken
-                return .socket(socket)
-            case .notOurs: return .notOurs
-            }
+            return Self.take(&state) ?? .nothing
+        }
+    }
+
+    /// What a loop that has stopped accepting gives back, marking the socket taken; nil while it still accepts.
+    private static func take(_ state: inout Listening) -> GivenBack? {
+        switch state {
+        case .accepting: return nil
+        case .givenBack:
+            state = .taken
+            return .socket
+        case .taken: return .nothing
+        case .notOurs: return .notOurs
         }
     }
 
@@ -178,8 +174,7 @@ final class EventLoop: @unchecked Sendable {
     /// the daemon's `epoll` set and aborts when that fails.
     private func quiesce() -> Listening {
         guard listening.isStillOurs else { return .notOurs }
-        let socket = MHD_quiesce_daemon(daemon)
-        return socket >= 0 ? .givenBack(socket) : .taken
+        return MHD_quiesce_daemon(daemon) >= 0 ? .givenBack : .taken
     }
 
     /// What the loop's thread was doing when last seen, in words.

@@ -201,7 +201,7 @@ public final class Server: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(1)
         for loop in running {
             if let given = loop.takeListeningSocket(waitingUpTo: deadline.timeIntervalSinceNow) {
-                if case .socket(let socket) = given { closeListening(socket, of: loop) }
+                if given == .socket { closeListening(of: loop) }
             } else {
                 configuration.reportProblem(
                     "event loop \(loop.index) had not stopped accepting 1 s after the shutdown began; its thread was "
@@ -219,8 +219,8 @@ public final class Server: @unchecked Sendable {
     private func stopDaemons(of ended: [EventLoop]) {
         for loop in ended {
             switch loop.takeListeningSocketAfterEnd() {
-            case .socket(let socket):
-                closeListening(socket, of: loop)
+            case .socket:
+                closeListening(of: loop)
                 MHD_stop_daemon(loop.daemon)
             case .nothing:
                 MHD_stop_daemon(loop.daemon)
@@ -235,8 +235,9 @@ public final class Server: @unchecked Sendable {
 
     /// Closes a listening socket a loop gave back, unless its number no longer names it (closed and perhaps reused
     /// elsewhere: closing it would close another thread's file).
-    private func closeListening(_ socket: Int32, of loop: EventLoop) {
-        guard socket == loop.listening.descriptor, loop.listening.isStillOurs else {
+    private func closeListening(of loop: EventLoop) {
+        let socket = loop.listening.descriptor
+        guard loop.listening.isStillOurs else {
             configuration.reportProblem(
                 "the listening socket of event loop \(loop.index) (descriptor \(socket)) was closed by something else "
                     + "in this process before the shutdown closed it; left alone")
