@@ -47,14 +47,8 @@ public final class Router: RequestHandler, Sendable {
         routes.map { ($0.method, $0.path.description, $0.operationID) }
     }
 
-    /// What ``inspect(_:)`` matched for one request: the route and its parameters, and the bearer token, parsed
-    /// once here.
-    public struct Match: Sendable {
-        fileprivate let found: Found
-        fileprivate let bearer: String?
-    }
-
-    public func inspect(_ head: RequestHead) -> HeadDecision<Match> {
+    /// Matches the route, and parses the bearer token, once: the responder it returns answers with what was matched.
+    public func inspect(_ head: RequestHead) -> HeadDecision {
         switch find(head) {
         case .failure(let failure):
             return .reject(failure.error.response(requestID: head.requestID), route: failure.route)
@@ -68,13 +62,15 @@ public final class Router: RequestHandler, Sendable {
             if route.scope != nil, presented == nil {
                 return .reject(APIError.unauthorized.response(requestID: head.requestID), route: route.path.description)
             }
-            return .proceed(route: route.path.description, match: Match(found: found, bearer: presented))
+            return .proceed(route: route.path.description) { [self] request in
+                respond(to: request, found: found, bearer: presented)
+            }
         }
     }
 
-    public func respond(to request: Request, match: Match) -> Reply {
+    /// The complete request, with the route ``inspect(_:)`` found and the bearer token it parsed.
+    private func respond(to request: Request, found: Found, bearer: String?) -> Reply {
         let requestID = request.requestID
-        let found = match.found
         guard let query = QueryString.parse(request.head.rawQuery) else {
             return .now(APIError.invalid("The query string is not validly percent-encoded.").response(requestID: requestID))
         }
@@ -82,18 +78,48 @@ public final class Router: RequestHandler, Sendable {
         if case .immediate(let handler) = route.body, route.scope == nil {
             return .now(handler(RouteContext(request: request, parameters: found.parameters, query: query, principal: nil)))
         }
-        let call = Call(request: request, found: found, query: query, presented: match.bearer)
-        if let cached = route.cached, let fence = keys.fence, let presented = match.bearer,
+        let call = Call(request: request, found: found, query: query, presented: bearer)
+        if let cached = route.cached, let fence = keys.fence, let presented = bearer,
             let principal = keys.cachedPrincipal(presented),
             let hint = cacheHint(route, call.context(principal))
         {
-            return .parked { [self] wake in
-                fence.wait { pass in
-                    wake { self.answerFromCache(call, cached, principal: principal, pass: pass, hint: hint) }
-                }
-            }
+            let waiting = FencedCall(
+                router: self, call: call, cached: cached, principal: principal, hint: hint, fence: fence)
+            return .parked { waiting.park($0) }
         }
         return .later { [self] in await answer(call) }
+    }
+
+    /// A request parked until the exact cache's fence comes back, then answered from the cache: its parts in one
+    /// object, so that each closure on its way holds one reference. Closures that each captured the parts copied
+    /// them, with a retain of every reference they hold, three times per request.
+    private final class FencedCall: Sendable {
+        let router: Router
+        let call: Call
+        let cached: @Sendable (RouteContext, FencePass, CacheHint) throws -> Response?
+        let principal: Principal
+        let hint: CacheHint
+        let fence: any RequestFence
+
+        init(
+            router: Router, call: Call, cached: @escaping @Sendable (RouteContext, FencePass, CacheHint) throws -> Response?,
+            principal: Principal, hint: CacheHint, fence: any RequestFence
+        ) {
+            self.router = router
+            self.call = call
+            self.cached = cached
+            self.principal = principal
+            self.hint = hint
+            self.fence = fence
+        }
+
+        func park(_ wake: Wake) {
+            fence.wait { pass in wake { self.answer(pass) } }
+        }
+
+        private func answer(_ pass: FencePass?) -> Reply {
+            router.answerFromCache(call, cached, principal: principal, pass: pass, hint: hint)
+        }
     }
 
     /// Where the exact cache holds what the route's ``Route/cached`` needs, or nil when it does not: the request then
@@ -103,7 +129,7 @@ public final class Router: RequestHandler, Sendable {
         return hint(context)
     }
 
-    /// One request on its way through ``respond(to:match:)``.
+    /// One request on its way through ``respond(to:found:bearer:)``.
     private struct Call: Sendable {
         let request: Request
         let found: Found

@@ -72,18 +72,30 @@ public final class PictureService: Sendable {
     /// `fbs_picture_requests_total`'s series, one per outcome, resolved once: looking a series up by its labels
     /// builds their text and takes the counter's lock, on every picture request.
     struct OutcomeCounts: Sendable {
-        enum Outcome: String, CaseIterable {
-            case hit, notModified = "not_modified", miss, stale, failed
+        /// The raw value is the series' place in ``series``: an array read, not a dictionary's hash, per request.
+        enum Outcome: Int, CaseIterable {
+            case hit, notModified, miss, stale, failed
+
+            /// The `outcome` label.
+            var label: String {
+                switch self {
+                case .hit: "hit"
+                case .notModified: "not_modified"
+                case .miss: "miss"
+                case .stale: "stale"
+                case .failed: "failed"
+                }
+            }
         }
 
-        private let series: [Outcome: CounterSeries]
+        private let series: [CounterSeries]
 
         init(_ counter: Counter) {
-            series = Dictionary(uniqueKeysWithValues: Outcome.allCases.map { ($0, counter.series([("outcome", $0.rawValue)])) })
+            series = Outcome.allCases.map { counter.series([("outcome", $0.label)]) }
         }
 
         func count(_ outcome: Outcome) {
-            series[outcome]?.increment()
+            series[outcome.rawValue].increment()
         }
     }
 

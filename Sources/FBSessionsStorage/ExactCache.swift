@@ -303,7 +303,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
                 }
                 let key = String(token)
                 log.announce(key)
-                entries.remove(key)
+                entries.remove(Self.entryKey(announcedAs: key))
                 if liveKeys.remove(key) != nil { liveKeyRemovals.add(1, ordering: .releasing) }
             }
         }
@@ -381,9 +381,8 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// waits takes the entry after the fence without searching again), never an answer by itself. It counts as a use
     /// of the entry for eviction, since the read after the fence may take no lock.
     public func sessionHint(_ id: String) -> CacheHint? {
-        let key = Self.sessionKey(id)
-        return lock.withLock {
-            guard let (position, entry) = entries.entry(for: key), case .session(let held) = entry else { return nil }
+        lock.withLock {
+            guard let (position, entry) = entries.entry(for: id), case .session(let held) = entry else { return nil }
             return CacheHint(position: position, held: held)
         }
     }
@@ -415,9 +414,8 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
             unlockedHits.add(1, ordering: .relaxed)
             return CachedSession(held: held, rendered: held.rendered)
         }
-        let key = Self.sessionKey(id)
         return lock.withLock {
-            guard case .session(let held) = entries.value(for: key, near: hint.position), held.session.appID == appID
+            guard case .session(let held) = entries.value(for: id, near: hint.position), held.session.appID == appID
             else {
                 statistics.misses += 1
                 return nil
@@ -433,7 +431,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     public func keepRendered(_ rendered: RenderedBody, from held: HeldSession) {
         lock.withLock {
             let size = Self.estimatedBytes(of: held.session) + Self.renderedOverhead + rendered.body.count
-            _ = entries.update(Self.sessionKey(held.session.id), bytes: size) { entry in
+            _ = entries.update(held.session.id, bytes: size) { entry in
                 guard case .session(let current) = entry, current === held else { return false }
                 entry = .session(HeldSession(held.session, rendered: rendered))
                 return true
@@ -525,7 +523,9 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     func fill(_ session: Session, since mark: InvalidationLog.Mark) {
         var kept = session
         kept.appID = sharedAppID(session.appID)
-        keep(.session(HeldSession(kept)), for: Self.sessionKey(session.id), bytes: Self.estimatedBytes(of: session), since: mark)
+        keep(
+            .session(HeldSession(kept)), for: session.id, announcedAs: Self.sessionKey(session.id),
+            bytes: Self.estimatedBytes(of: session), since: mark)
     }
 
     /// One string per app id for every session kept: a hit compares the session's app id with the caller's, and an
@@ -550,6 +550,14 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// The token that announces a session (`s` and its id).
     static func sessionKey(_ id: String) -> String { "s" + id }
+
+    /// The key of the entry an announced token names. A session is kept under its bare id, not its token: the lookups
+    /// on the hot path then build no string. The id (`ses_...`) never equals another entry's key (`o` or `p` and 16
+    /// hex digits), and even if an operator's id did, a token would only drop one entry too many: every lookup checks
+    /// the entry's kind and id.
+    static func entryKey(announcedAs token: String) -> String {
+        token.utf8.first == UInt8(ascii: "s") ? String(token.dropFirst()) : token
+    }
 
     /// The token that announces an API key (`k` and its id).
     static func liveKeyKey(_ id: String) -> String { "k" + id }
@@ -602,9 +610,11 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     }
 
     /// Stores an entry read from the database, unless its key was announced since `mark` (``InvalidationLog``).
-    private func keep(_ entry: Entry, for key: String, bytes: Int, since mark: InvalidationLog.Mark) {
+    private func keep(
+        _ entry: Entry, for key: String, announcedAs token: String? = nil, bytes: Int, since mark: InvalidationLog.Mark
+    ) {
         lock.withLock {
-            guard mayFill(key, since: mark) else { return }
+            guard mayFill(token ?? key, since: mark) else { return }
             if !entries.set(entry, for: key, bytes: bytes) { statistics.notAdmitted += 1 }
         }
     }

@@ -118,7 +118,7 @@ public struct PostgresSessionStore: SessionStore {
         let read = SessionRead(id: id, appID: appID)
         guard let cache else { return try await statusReads.load(read) }
         return try await cache.read(
-            ExactCache.sessionKey(id), cached: { cache.session(id: id, appID: appID) },
+            id, cached: { cache.session(id: id, appID: appID) },
             load: { try await statusReads.load(read) },
             fill: { session, mark in if let session { cache.fill(session, since: mark) } })
     }

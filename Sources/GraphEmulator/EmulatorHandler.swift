@@ -6,16 +6,18 @@ import HTTPServer
 struct EmulatorHandler: RequestHandler {
     let state: EmulatorState
 
-    func inspect(_ head: RequestHead) -> HeadDecision<Void> {
+    func inspect(_ head: RequestHead) -> HeadDecision {
         let first = head.path.split(separator: "/").first.map(String.init) ?? ""
-        switch first {
-        case "__emulator": return .proceed(route: "control")
-        case "__cdn": return .proceed(route: GraphEndpoint.cdn.rawValue)
-        default: return .proceed(route: "graph")
-        }
+        let route =
+            switch first {
+            case "__emulator": "control"
+            case "__cdn": GraphEndpoint.cdn.rawValue
+            default: "graph"
+            }
+        return .proceed(route: route, respond: respond)
     }
 
-    func respond(to request: Request, match: Void) -> Reply {
+    func respond(to request: Request) -> Reply {
         let first = request.path.split(separator: "/").first.map(String.init) ?? ""
         if first == "__emulator" { return .now(ControlRoutes(state: state).respond(to: request)) }
         let baseURL = baseURL(for: request)

@@ -41,8 +41,8 @@ final class Exchange {
     var body: [UInt8] = []
     var discardedBytes = 0
     var route: String?
-    /// What the handler's `inspect` matched, handed back with the request.
-    var match: (any Sendable)?
+    /// What answers the request once its body is in: the handler's `inspect` made it, over what it matched.
+    var respond: Responder?
     var status: Int?
     /// The libmicrohttpd connection, set while suspended so the finishing task can resume it.
     var connection: OpaquePointer?

@@ -4,61 +4,30 @@
 /// (a database query, an outbound HTTP call) goes in ``Reply/later(_:)``: the server suspends the connection,
 /// runs the closure on a Swift task, and resumes the connection when it returns, so no thread is held meanwhile.
 public protocol RequestHandler: Sendable {
-    /// What ``inspect(_:)`` matched, handed back with the complete request (`Void` for a handler that keeps no
-    /// note), so that a route is matched once per request.
-    associatedtype Match: Sendable = Void
-
-    /// Called once the head has arrived, before any body is read. Return ``HeadDecision/reject(_:route:)`` to
-    /// answer at once (unknown route, wrong method, wrong content type) without reading the body.
-    func inspect(_ head: RequestHead) -> HeadDecision<Match>
-
-    /// Called with the complete request and what ``inspect(_:)`` matched for it. Return ``Reply/now(_:)`` when the
-    /// answer needs no waiting.
-    func respond(to request: Request, match: Match) -> Reply
+    /// Called once the head has arrived, before any body is read. Return ``HeadDecision/proceed(route:respond:)``
+    /// with the function that answers the complete request (a closure over what was matched, so that a route is
+    /// matched once per request), or ``HeadDecision/reject(_:route:)`` to answer at once (unknown route, wrong
+    /// method, wrong content type) without reading the body.
+    func inspect(_ head: RequestHead) -> HeadDecision
 
     /// Called after each exchange ends (response sent, or connection lost), for logs and metrics. Must be quick.
     func completed(_ record: ExchangeRecord)
 }
 
+/// Answers one complete request (``HeadDecision/proceed(route:respond:)``). Return ``Reply/now(_:)`` when the
+/// answer needs no waiting.
+public typealias Responder = @Sendable (Request) -> Reply
+
 /// The answer to ``RequestHandler/inspect(_:)``.
-public enum HeadDecision<Match: Sendable>: Sendable {
-    /// Read the body and call ``RequestHandler/respond(to:match:)`` with `match`; `route` names the matched route
-    /// template for logs and metrics (nil when unmatched).
-    case proceed(route: String?, match: Match)
+public enum HeadDecision: Sendable {
+    /// Read the body, then call `respond` with the complete request; `route` names the matched route template for
+    /// logs and metrics (nil when unmatched).
+    case proceed(route: String?, respond: Responder)
     /// Answer with this response now; the body is not read.
     case reject(Response, route: String?)
 }
 
-extension HeadDecision where Match == Void {
-    /// Read the body; the handler keeps no note of what it matched.
-    public static func proceed(route: String?) -> HeadDecision {
-        .proceed(route: route, match: ())
-    }
-}
-
-/// A handler with its match type erased, as the server core holds it. The match goes in as `any Sendable` and
-/// comes back out as the handler's own type: only this type ever casts it, and only a value it made itself.
-struct ErasedHandler: Sendable {
-    let inspect: @Sendable (RequestHead) -> HeadDecision<any Sendable>
-    let respond: @Sendable (Request, any Sendable) -> Reply
-    let completed: @Sendable (ExchangeRecord) -> Void
-
-    init<Handler: RequestHandler>(_ handler: Handler) {
-        inspect = { head in
-            switch handler.inspect(head) {
-            case .proceed(let route, let match): return .proceed(route: route, match: match)
-            case .reject(let response, let route): return .reject(response, route: route)
-            }
-        }
-        respond = { request, match in
-            // swiftlint:disable:next force_cast
-            handler.respond(to: request, match: match as! Handler.Match)
-        }
-        completed = { handler.completed($0) }
-    }
-}
-
-/// The answer to ``RequestHandler/respond(to:match:)``.
+/// The answer to a ``Responder``.
 public enum Reply: Sendable {
     /// The response, ready now.
     case now(Response)

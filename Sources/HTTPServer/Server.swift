@@ -51,7 +51,7 @@ public final class Server: @unchecked Sendable {
     ) throws {
         LibraryPanic.install()
         self.configuration = configuration
-        self.core = ServerCore(configuration: configuration, handler: ErasedHandler(handler))
+        self.core = ServerCore(configuration: configuration, handler: handler)
         let socket = try ListenSocket(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
         self.port = socket.port
 

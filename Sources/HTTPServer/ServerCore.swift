@@ -14,7 +14,7 @@ import Synchronization
 /// lock four times per request (docs/performance.md, round 3).
 final class ServerCore: @unchecked Sendable {
     let configuration: ServerConfiguration
-    let handler: ErasedHandler
+    let handler: any RequestHandler
     private let lock = NSLock()
     private var waiting: [ObjectIdentifier: Exchange] = [:]
     private var stopping = false
@@ -28,7 +28,7 @@ final class ServerCore: @unchecked Sendable {
     /// it is the calling thread. Set once, before the first loop starts.
     nonisolated(unsafe) var resumed: (@Sendable (OpaquePointer) -> Void)?
 
-    init(configuration: ServerConfiguration, handler: ErasedHandler) {
+    init(configuration: ServerConfiguration, handler: any RequestHandler) {
         self.configuration = configuration
         self.handler = handler
     }
@@ -127,9 +127,9 @@ final class ServerCore: @unchecked Sendable {
         case .reject(let response, let route):
             exchange.route = route
             return queue(response, for: exchange, on: connection)
-        case .proceed(let route, let match):
+        case .proceed(let route, let respond):
             exchange.route = route
-            exchange.match = match
+            exchange.respond = respond
         }
         if let length = head.headers["Content-Length"], let declared = Int(length),
             declared > configuration.maxBodyBytes
@@ -158,14 +158,13 @@ final class ServerCore: @unchecked Sendable {
     }
 
     private func dispatch(_ exchange: Exchange, connection: OpaquePointer) -> Bool {
-        guard case .receiving = exchange.state, let head = exchange.head else {
+        guard case .receiving = exchange.state, let head = exchange.head, let respond = exchange.respond else {
             return queue(Self.tooLarge(configuration.maxBodyBytes), for: exchange, on: connection)
         }
         let request = Request(head: head, body: exchange.body)
-        let match = exchange.match ?? ()
         exchange.body = []
-        exchange.match = nil
-        return proceed(handler.respond(request, match), for: exchange, on: connection)
+        exchange.respond = nil
+        return proceed(respond(request), for: exchange, on: connection)
     }
 
     /// Carries out a handler's reply for an exchange on its connection's thread.

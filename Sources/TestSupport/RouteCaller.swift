@@ -17,8 +17,8 @@ public enum RouteCaller {
         switch handler.inspect(head) {
         case .reject(let rejection, _):
             response = rejection
-        case .proceed(_, let match):
-            response = await handler.respond(to: Request(head: head, body: body), match: match).response()
+        case .proceed(_, let respond):
+            response = await respond(Request(head: head, body: body)).response()
         }
         SecretsTranscript.record(head, response)
         return response

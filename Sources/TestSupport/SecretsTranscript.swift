@@ -165,19 +165,19 @@ public struct RecordingHandler<Base: RequestHandler>: RequestHandler {
     /// The handler that answers.
     public let base: Base
 
-    public func inspect(_ head: RequestHead) -> HeadDecision<Base.Match> {
-        let decision = base.inspect(head)
-        if case .reject(let response, _) = decision { SecretsTranscript.record(head, response) }
-        return decision
-    }
-
-    public func respond(to request: Request, match: Base.Match) -> Reply {
-        let reply = base.respond(to: request, match: match)
-        guard SecretsTranscript.isOn else { return reply }
-        let head = request.head
-        return reply.map { response in
+    public func inspect(_ head: RequestHead) -> HeadDecision {
+        switch base.inspect(head) {
+        case .reject(let response, let route):
             SecretsTranscript.record(head, response)
-            return response
+            return .reject(response, route: route)
+        case .proceed(let route, let respond):
+            guard SecretsTranscript.isOn else { return .proceed(route: route, respond: respond) }
+            return .proceed(route: route) { request in
+                respond(request).map { response in
+                    SecretsTranscript.record(request.head, response)
+                    return response
+                }
+            }
         }
     }
 

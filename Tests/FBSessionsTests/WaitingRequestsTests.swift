@@ -9,8 +9,8 @@ import TestSupport
 @Suite struct WaitingRequestsTests {
     /// The slow peer: answers every request after one second, holding no thread while it waits.
     struct SlowPeer: RequestHandler {
-        func inspect(_ head: RequestHead) -> HeadDecision<Void> { .proceed(route: "/slow") }
-        func respond(to request: Request, match: Void) -> Reply {
+        func inspect(_ head: RequestHead) -> HeadDecision { .proceed(route: "/slow", respond: respond) }
+        func respond(to request: Request) -> Reply {
             .later {
                 try? await Task.sleep(nanoseconds: 1_000_000_000)
                 return .json(status: 200, body: Array(#"{"slow":true}"#.utf8))
@@ -23,8 +23,8 @@ import TestSupport
     struct Proxy: RequestHandler {
         let client: Client
         let peerURL: String
-        func inspect(_ head: RequestHead) -> HeadDecision<Void> { .proceed(route: head.path) }
-        func respond(to request: Request, match: Void) -> Reply {
+        func inspect(_ head: RequestHead) -> HeadDecision { .proceed(route: head.path, respond: respond) }
+        func respond(to request: Request) -> Reply {
             if request.path == "/healthz" { return .now(.json(status: 200, body: Array(#"{"status":"ok"}"#.utf8))) }
             let client = self.client
             let url = peerURL

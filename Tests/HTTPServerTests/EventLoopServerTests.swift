@@ -106,11 +106,11 @@ private final class Companions: @unchecked Sendable {
 private struct ParkingHandler: RequestHandler {
     let companions: Companions
 
-    func inspect(_ head: RequestHead) -> HeadDecision<Void> {
-        .proceed(route: head.path)
+    func inspect(_ head: RequestHead) -> HeadDecision {
+        .proceed(route: head.path, respond: respond)
     }
 
-    func respond(to request: Request, match: Void) -> Reply {
+    func respond(to request: Request) -> Reply {
         switch request.path {
         case "/later":
             // Finished on a thread of its own: the loop must wake when the connection is resumed from there.

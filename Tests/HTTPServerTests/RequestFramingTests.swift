@@ -9,9 +9,9 @@ private final class CountingHandler: RequestHandler, @unchecked Sendable {
     private var paths: [String] = []
     var served: [String] { lock.withLock { paths } }
 
-    func inspect(_ head: RequestHead) -> HeadDecision<Void> { .proceed(route: head.path) }
+    func inspect(_ head: RequestHead) -> HeadDecision { .proceed(route: head.path, respond: respond) }
 
-    func respond(to request: Request, match: Void) -> Reply {
+    func respond(to request: Request) -> Reply {
         lock.withLock { paths.append(request.head.path + "?" + request.head.rawQuery) }
         return .now(.json(status: 200, body: Array(#"{"ok":true}"#.utf8)))
     }

@@ -4,12 +4,8 @@ import Testing
 import TestSupport
 
 private struct NothingHandler: RequestHandler {
-    func inspect(_ head: RequestHead) -> HeadDecision<Void> {
+    func inspect(_ head: RequestHead) -> HeadDecision {
         .reject(.error(status: 404, code: "not_found", message: "No such route."), route: nil)
-    }
-
-    func respond(to request: Request, match: Void) -> Reply {
-        .now(.error(status: 404, code: "not_found", message: "No such route."))
     }
 
     func completed(_ record: ExchangeRecord) {}

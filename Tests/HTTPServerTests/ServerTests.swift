@@ -7,18 +7,18 @@ import TestSupport
 private struct DemoHandler: RequestHandler {
     let records = RecordLog()
 
-    func inspect(_ head: RequestHead) -> HeadDecision<Void> {
+    func inspect(_ head: RequestHead) -> HeadDecision {
         switch (head.method, head.path) {
         case ("GET", "/hello"), ("POST", "/echo"), ("GET", "/slow"), ("GET", "/never"), ("GET", "/raw%2Fpath"),
             ("GET", "/at-once"), ("GET", "/foreign"), ("GET", "/big"), ("GET", "/reaped"), ("GET", "/parked"),
             ("GET", "/parked-at-once"), ("GET", "/parked-then-later"), ("GET", "/parked-never"), ("GET", "/parked-late"):
-            return .proceed(route: head.path)
+            return .proceed(route: head.path, respond: respond)
         default:
             return .reject(.error(status: 404, code: "not_found", message: "No such route."), route: nil)
         }
     }
 
-    func respond(to request: Request, match: Void) -> Reply {
+    func respond(to request: Request) -> Reply {
         switch request.path {
         case "/hello":
             return .now(.json(status: 200, body: Array(#"{"hello":"world"}"#.utf8)))
