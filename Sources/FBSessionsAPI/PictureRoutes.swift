@@ -69,6 +69,31 @@ enum PictureRoutes {
 
     /// The bytes with their cache headers, or a 304 with the headers alone.
     static func picture(_ reply: PictureReply) -> Response {
+        guard reply.outcome == .notModified, !reply.isStale, let entry = reply.entry else { return render(reply) }
+        return renderedNotModified.value.response(for: reply, from: entry)
+    }
+
+    /// The last 304 a thread rendered from an entry of the exact cache: a client that revalidates its copy gets the
+    /// same headers until its `Age` moves, a second later. Such a 304 is made of its entry's picture (`ETag`,
+    /// `Cache-Control`) and its age alone. Only its own thread reads or writes it.
+    final class RenderedNotModified {
+        private var entry: HeldPicture?
+        private var age = -1
+        private var response = Response(status: 304)
+
+        func response(for reply: PictureReply, from entry: HeldPicture) -> Response {
+            let age = reply.age
+            if entry === self.entry, age == self.age { return response }
+            response = render(reply)
+            self.entry = entry
+            self.age = age
+            return response
+        }
+    }
+
+    private static let renderedNotModified = PerThread { RenderedNotModified() }
+
+    private static func render(_ reply: PictureReply) -> Response {
         var headers = cacheHeaders(reply)
         headers.add("ETag", reply.picture.etag)
         guard reply.outcome != .notModified, let body = reply.picture.body else {

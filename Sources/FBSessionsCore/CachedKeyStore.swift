@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Support
 import Synchronization
 
 /// A ``KeyStore`` that remembers which app and scopes a presented key belongs to, so that a busy backend's
@@ -105,22 +106,9 @@ public final class CachedKeyStore: KeyStore, @unchecked Sendable {
         }
 
         /// The calling thread's memo, made on first use and released when the thread ends.
-        static var onThisThread: Memo {
-            if let raw = pthread_getspecific(key) { return Unmanaged<Memo>.fromOpaque(raw).takeUnretainedValue() }
-            let memo = Memo()
-            pthread_setspecific(key, Unmanaged.passRetained(memo).toOpaque())
-            // balanced by the key's destructor (below), when the thread ends
-            return memo
-        }
+        static var onThisThread: Memo { memos.value }
 
-        private static let key: pthread_key_t = {
-            var key = pthread_key_t()
-            let status = pthread_key_create(&key) { raw in
-                if let raw { Unmanaged<Memo>.fromOpaque(raw).release() }
-            }
-            precondition(status == 0, "pthread_key_create failed: \(status)")
-            return key
-        }()
+        private static let memos = PerThread { Memo() }
     }
 
     public var fence: (any RequestFence)? { base.fence }

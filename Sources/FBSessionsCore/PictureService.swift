@@ -160,18 +160,58 @@ public final class PictureService: Sendable {
         guard let held = sessions.store.cachedSession(id: sessionID, appID: app.id, pass: pass, hint: hint)?.held,
             held.session.state != .closed
         else { return nil }
+        let now = Date()
+        let memo = ifNoneMatch == nil ? nil : Self.notModifiedMemos.value
+        if let memo, let ifNoneMatch, let entry = memo.answer(held, size: size, ifNoneMatch: ifNoneMatch, now: now) {
+            return reply(entry.picture, .notModified, now: now, entry: entry)
+        }
         let key = PictureKey(
             appID: app.id, facebookUserID: held.session.facebookUserID,
             sizeKey: held.session.loginKind == .limited ? Self.limitedSizeKey : size.cacheKey)
-        let now = Date()
-        guard var found = store.cachedPicture(key, pass: pass), found.isFresh(at: now) else { return nil }
-        if PictureETag.matches(ifNoneMatch, found.etag) { return reply(found, .notModified, now: now) }
+        guard let entry = store.cachedPicture(key, pass: pass), entry.picture.isFresh(at: now) else { return nil }
+        if PictureETag.matches(ifNoneMatch, entry.picture.etag) {
+            if let memo, let ifNoneMatch { memo.remember(held, size: size, ifNoneMatch: ifNoneMatch, entry: entry) }
+            return reply(entry.picture, .notModified, now: now, entry: entry)
+        }
+        var found = entry.picture
         if needsBytes {
             guard let body = memory?.body(key, etag: found.etag) else { return nil }
             found.body = body
         }
-        return reply(found, .hit, now: now)
+        return reply(found, .hit, now: now, entry: entry)
     }
+
+    /// The last 304 a thread answered from the exact cache (``cachedReply(sessionID:app:size:ifNoneMatch:needsBytes:pass:hint:)``),
+    /// and what it answered it for: a client that revalidates its copy asks the same again, and the memo answers it
+    /// with no picture key built, no lookup and no ETag compared.
+    ///
+    /// Exact: the session's entry is the very one the cache held then, so the app, the Facebook user and the kind
+    /// of login, which make the picture's key with the size, are the same; the picture's entry is not withdrawn, so
+    /// the cache still holds it under that key; the `If-None-Match` text is the same, so it names its ETag still.
+    /// Freshness is checked again. Only its own thread reads or writes it.
+    final class NotModifiedMemo {
+        private var session: HeldSession?
+        private var size = GraphPictureSize()
+        private var ifNoneMatch = ""
+        private var entry: HeldPicture?
+
+        /// The entry to answer 304 from, if the memo holds for this request.
+        func answer(_ session: HeldSession, size: GraphPictureSize, ifNoneMatch: String, now: Date) -> HeldPicture? {
+            guard session === self.session, size == self.size, let entry, !entry.isWithdrawn,
+                entry.picture.isFresh(at: now), ifNoneMatch == self.ifNoneMatch
+            else { return nil }
+            return entry
+        }
+
+        func remember(_ session: HeldSession, size: GraphPictureSize, ifNoneMatch: String, entry: HeldPicture) {
+            self.session = session
+            self.size = size
+            self.ifNoneMatch = ifNoneMatch
+            self.entry = entry
+        }
+    }
+
+    private static let notModifiedMemos = PerThread { NotModifiedMemo() }
 
     private func answer(
         sessionID: String, app: App, size: GraphPictureSize, ifNoneMatch: String?, needsBytes: Bool
@@ -288,10 +328,10 @@ public final class PictureService: Sendable {
 
     private func reply(
         _ picture: CachedPicture, _ outcome: PictureReply.Outcome, now: Date, stale: Bool = false,
-        counted: OutcomeCounts.Outcome? = nil
+        counted: OutcomeCounts.Outcome? = nil, entry: HeldPicture? = nil
     ) -> PictureReply {
         outcomes?.count(counted ?? (outcome == .notModified ? .notModified : .hit))
-        return PictureReply(picture: picture, outcome: outcome, isStale: stale, now: now)
+        return PictureReply(picture: picture, outcome: outcome, isStale: stale, now: now, entry: entry)
     }
 }
 
@@ -315,6 +355,9 @@ public struct PictureReply: Sendable {
     public var isStale: Bool
     /// The time of the answer.
     public var now: Date
+    /// The exact cache's entry the answer was read from (``PictureService/cachedReply(sessionID:app:size:ifNoneMatch:needsBytes:pass:hint:)``):
+    /// the answer holds while the cache holds it and the picture is fresh. Nil for an answer read from the database.
+    public var entry: HeldPicture?
 
     /// Seconds since the bytes were fetched (`Age`).
     public var age: Int { max(0, Int(now.timeIntervalSince(picture.fetchedAt))) }

@@ -488,13 +488,13 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// On an event loop with a fence connection of this cache, the loop's table of the pictures it read lately
     /// (``LoopFence/recentPictures``) is looked at first: an entry there that the cache has not withdrawn since is the
     /// entry the cache holds now, as for a session's hint (``HeldSession``), and costs no lock and no search.
-    public func picture(_ key: PictureKey) -> CachedPicture? {
+    public func picture(_ key: PictureKey) -> HeldPicture? {
         let loop = loopOnThisThread
         let slot = loop == nil ? 0 : key.hashValue & (LoopFence.recentPictureSlots - 1)
         if let loop, let held = loop.recentPictures[slot], !held.isWithdrawn, held.key == key {
             unlockedHits.add(1, ordering: .relaxed)
             held.markUsed()
-            return held.picture
+            return held
         }
         let token = pictureKey(key)
         let found = lock.withLock { () -> HeldPicture? in
@@ -506,7 +506,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
             return held
         }
         if let found, let loop { loop.recentPictures[slot] = found }
-        return found?.picture
+        return found
     }
 
     /// Keeps a picture's description read from the database (its bytes are dropped), unless its row was announced
@@ -738,35 +738,3 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     }
 }
 
-/// A picture's description as the exact cache holds it, withdrawn as it leaves the cache (announced, replaced,
-/// evicted or emptied), like a ``HeldSession``: an event loop's table of recent pictures keeps these, and takes one
-/// only while it is not withdrawn.
-final class HeldPicture: Sendable {
-    let key: PictureKey
-    let picture: CachedPicture
-    private let withdrawn = Atomic<Bool>(false)
-    /// Read from a loop's table since the cache's hand last passed: a use the cache did not see.
-    private let used = Atomic<Bool>(false)
-
-    init(key: PictureKey, picture: CachedPicture) {
-        self.key = key
-        self.picture = picture
-    }
-
-    var isWithdrawn: Bool { withdrawn.load(ordering: .acquiring) }
-
-    /// Under the cache's lock, as the entry leaves.
-    func withdraw() {
-        withdrawn.store(true, ordering: .releasing)
-    }
-
-    /// A use without the cache's lock (written only when not already marked, so a hot entry's line stays shared).
-    func markUsed() {
-        if !used.load(ordering: .relaxed) { used.store(true, ordering: .relaxed) }
-    }
-
-    /// Whether it was used without the lock since last asked; the cache's hand asks, under the lock.
-    func takeUse() -> Bool {
-        used.exchange(false, ordering: .relaxed)
-    }
-}

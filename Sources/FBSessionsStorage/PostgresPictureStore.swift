@@ -31,7 +31,7 @@ public struct PostgresPictureStore: PictureStore {
         lookups = ReadBatcher(database: database, fetch: Self.fetchLookups)
     }
 
-    public func cachedPicture(_ key: PictureKey, pass: FencePass) -> CachedPicture? {
+    public func cachedPicture(_ key: PictureKey, pass: FencePass) -> HeldPicture? {
         guard let cache, pass.covers(cache) else { return nil }
         return cache.picture(key)
     }

@@ -554,7 +554,7 @@ struct ExactCacheSignalTests {
             let read = { (key: PictureKey) in
                 var etag: String?
                 let answer = Self.answer(cache) {
-                    etag = cache.picture(key)?.etag
+                    etag = cache.picture(key)?.picture.etag
                     return etag != nil
                 }
                 answers.append(PictureAnswer(etag: etag, unlocked: answer.unlocked))
