@@ -39,9 +39,11 @@ let package = Package(
         // The task executor that runs handler tasks on the thread that resumes them (see its type).
         .target(name: "InlineExecutor", swiftSettings: swiftSettings),
         .target(name: "LocalCluster", swiftSettings: swiftSettings),
+        // Meta's table of Graph API versions, as data: read by the service, its commands and the emulator.
+        .target(name: "GraphVersions", swiftSettings: swiftSettings),
 
         // The service.
-        .target(name: "FBSessionsCore", dependencies: ["Support", "Crypto"], swiftSettings: swiftSettings),
+        .target(name: "FBSessionsCore", dependencies: ["Support", "Crypto", "GraphVersions"], swiftSettings: swiftSettings),
         .target(
             name: "FBSessionsStorage",
             dependencies: ["FBSessionsCore", "Postgres", "Support", "Crypto", "InlineExecutor"],
@@ -49,7 +51,7 @@ let package = Package(
         ),
         .target(
             name: "FBSessionsAPI",
-            dependencies: ["FBSessionsCore", "HTTPServer", "Crypto", "Support"],
+            dependencies: ["FBSessionsCore", "HTTPServer", "Crypto", "Support", "GraphVersions"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -59,7 +61,7 @@ let package = Package(
         ),
         .target(
             name: "GraphEmulator",
-            dependencies: ["HTTPServer", "Crypto", "Support"],
+            dependencies: ["HTTPServer", "Crypto", "Support", "GraphVersions"],
             exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
@@ -68,7 +70,7 @@ let package = Package(
             name: "FBSessionsService",
             dependencies: [
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "HTTPServer", "HTTPClient",
-                "Postgres", "Support",
+                "Postgres", "Support", "GraphVersions",
             ],
             swiftSettings: swiftSettings
         ),
@@ -76,7 +78,7 @@ let package = Package(
             name: "fbsessiond",
             dependencies: [
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService",
-                "GraphEmulator", "HTTPServer", "HTTPClient", "Postgres", "Crypto", "Support", "LocalCluster",
+                "GraphEmulator", "HTTPServer", "HTTPClient", "Postgres", "Crypto", "Support", "LocalCluster", "GraphVersions",
             ],
             swiftSettings: swiftSettings
         ),
@@ -92,6 +94,7 @@ let package = Package(
         ),
 
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: swiftSettings),
+        .testTarget(name: "GraphVersionsTests", dependencies: ["GraphVersions"], swiftSettings: swiftSettings),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: swiftSettings),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport", "LocalCluster"], swiftSettings: swiftSettings),
         .testTarget(name: "LocalClusterTests", dependencies: ["LocalCluster"], swiftSettings: swiftSettings),
@@ -107,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GraphEmulatorTests",
-            dependencies: ["GraphEmulator", "HTTPServer", "HTTPClient", "Crypto", "TestSupport"],
+            dependencies: ["GraphEmulator", "HTTPServer", "HTTPClient", "Crypto", "TestSupport", "GraphVersions"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -119,7 +122,7 @@ let package = Package(
             name: "FBSessionsEventsTests",
             dependencies: [
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService", "HTTPServer",
-                "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "fbsessiond",
+                "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "fbsessiond", "GraphVersions",
             ],
             swiftSettings: swiftSettings
         ),
@@ -127,7 +130,7 @@ let package = Package(
             name: "FBSessionsTests",
             dependencies: [
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService", "HTTPServer",
-                "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "LocalCluster",
+                "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "LocalCluster", "GraphVersions",
             ],
             swiftSettings: swiftSettings
         ),

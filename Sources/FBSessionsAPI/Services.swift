@@ -32,6 +32,8 @@ public struct Services: Sendable {
     public let limitedLogin: LimitedLogin?
     /// The try-it page at `GET /docs`.
     public let docsPage: DocsPage
+    /// Each app's Graph version, for `GET /v1/app`; nil shows the app without it (route tests).
+    public let graphVersions: GraphVersionWatch?
 
     /// Creates the bundle.
     public init(
@@ -39,7 +41,7 @@ public struct Services: Sendable {
         openAPIDocument: [UInt8], sessions: SessionService, maxSlots: Int, events: (any EventStore)? = nil,
         eventWaiters: EventWaiters = EventWaiters(), loginFlow: LoginFlow? = nil,
         facebookCallbacks: FacebookCallbacks? = nil, pictures: PictureService? = nil, docsPage: DocsPage = .placeholder,
-        limitedLogin: LimitedLogin? = nil
+        limitedLogin: LimitedLogin? = nil, graphVersions: GraphVersionWatch? = nil
     ) {
         self.apps = apps
         self.keys = keys
@@ -55,6 +57,7 @@ public struct Services: Sendable {
         self.pictures = pictures
         self.docsPage = docsPage
         self.limitedLogin = limitedLogin
+        self.graphVersions = graphVersions
     }
 }
 

@@ -14,11 +14,15 @@ public struct App: Sendable, Equatable {
     public let requiredPermissions: [String]
     /// When the app was added.
     public let createdAt: Date
+    /// The Graph API version every Graph call and login dialog of this app uses (`app add|update
+    /// --graph-version`); nil uses `FBS_GRAPH_VERSION`. A running instance may hold an app for up to
+    /// `FBS_KEY_CACHE_TTL` seconds with its key, so a change reaches every call within that time.
+    public let graphVersion: String?
 
     /// Creates an app value.
     public init(
         id: String, name: String, facebookAppID: String, redirectURIs: [String], requiredPermissions: [String],
-        createdAt: Date
+        createdAt: Date, graphVersion: String? = nil
     ) {
         self.id = id
         self.name = name
@@ -26,6 +30,7 @@ public struct App: Sendable, Equatable {
         self.redirectURIs = redirectURIs
         self.requiredPermissions = requiredPermissions
         self.createdAt = createdAt
+        self.graphVersion = graphVersion
     }
 
     /// Checks the fields an operator gives, returning every problem.

@@ -11,7 +11,7 @@ public struct LoginFlow: Sendable {
     public struct Configuration: Sendable {
         /// The dialog's base URL (`FBS_DIALOG_URL`), e.g. `https://www.facebook.com`.
         public var dialogURL: String
-        /// The Graph version in the dialog path (`FBS_GRAPH_VERSION`), e.g. `v21.0`.
+        /// The Graph version in the dialog path for apps without one of their own (`FBS_GRAPH_VERSION`), e.g. `v25.0`.
         public var graphVersion: String
         /// Seconds a state stays usable. Default 600 (10 minutes, the contract's value).
         public var stateLifetime: Double
@@ -89,16 +89,17 @@ public struct LoginFlow: Sendable {
         let stored = try await states.saveState(
             hash: Self.hash(state), draft: draft, lifetime: configuration.stateLifetime)
         return LoginURL(
-            url: dialogURL(facebookAppID: app.facebookAppID, state: state, draft: draft), state: state,
+            url: dialogURL(app: app, state: state, draft: draft), state: state,
             expiresAt: stored.expiresAt,
             reviewRequired: request.scopes.filter { !Self.permissionsWithoutReview.contains($0) })
     }
 
     /// `{dialog}/{version}/dialog/oauth?client_id&redirect_uri&state&response_type=code&scope&auth_type&auth_nonce`
-    /// (docs/facebook-graph.md §4.1), every value percent-encoded outside RFC 3986's unreserved characters.
-    func dialogURL(facebookAppID: String, state: String, draft: LoginStateDraft) -> String {
+    /// (docs/facebook-graph.md §4.1), every value percent-encoded outside RFC 3986's unreserved characters. The
+    /// version is the app's own, else the configuration's.
+    func dialogURL(app: App, state: String, draft: LoginStateDraft) -> String {
         var pairs = [
-            ("client_id", facebookAppID), ("redirect_uri", draft.redirectURI), ("state", state),
+            ("client_id", app.facebookAppID), ("redirect_uri", draft.redirectURI), ("state", state),
             ("response_type", "code"),
         ]
         if !draft.scopes.isEmpty { pairs.append(("scope", draft.scopes.joined(separator: ","))) }
@@ -107,7 +108,7 @@ public struct LoginFlow: Sendable {
         var base = configuration.dialogURL
         while base.hasSuffix("/") { base.removeLast() }
         let query = pairs.map { Self.percentEncode($0.0) + "=" + Self.percentEncode($0.1) }.joined(separator: "&")
-        return "\(base)/\(configuration.graphVersion)/dialog/oauth?\(query)"
+        return "\(base)/\(app.graphVersion ?? configuration.graphVersion)/dialog/oauth?\(query)"
     }
 
     /// Whether `text` is shaped like a state this flow issues (43 base64url characters), before any lookup.

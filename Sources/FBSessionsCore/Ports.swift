@@ -1,3 +1,5 @@
+import Foundation
+
 /// Storage for apps. Implemented over PostgreSQL in FBSessionsStorage and in memory for unit tests.
 public protocol AppStore: Sendable {
     /// Adds an app; its secret is encrypted with the key ring before it is stored.
@@ -9,6 +11,32 @@ public protocol AppStore: Sendable {
     func app(named name: String) async throws -> App?
     /// The decrypted app secret.
     func secret(ofApp appID: String) async throws -> String
+    /// Sets (or, with nil, clears) the app's Graph API version; returns the app as it now is.
+    /// - Throws: ``ServiceError/unknownApp(_:)`` when no app has this name.
+    func setGraphVersion(_ version: String?, ofAppNamed name: String) async throws -> App
+    /// Remembers what Facebook's latest answer to the app with this Facebook app id named in its
+    /// `facebook-api-version` header; an answer older than the one stored is ignored.
+    func recordServedGraphVersion(_ served: ServedGraphVersion, facebookAppID: String) async throws
+    /// The app's own Graph version (nil: the service default) and the latest served version recorded, read now.
+    func graphVersions(ofApp appID: String) async throws -> (requested: String?, served: ServedGraphVersion?)
+}
+
+/// What one of Facebook's answers to an app said about the version: the version asked for, the one named in
+/// the answer's `facebook-api-version` header, and when.
+public struct ServedGraphVersion: Sendable, Equatable {
+    /// The version in the call's path.
+    public var requested: String
+    /// The version that answered.
+    public var served: String
+    /// When the answer came.
+    public var at: Date
+
+    /// Creates a record.
+    public init(requested: String, served: String, at: Date) {
+        self.requested = requested
+        self.served = served
+        self.at = at
+    }
 }
 
 /// What an operator gives to add an app.
@@ -23,14 +51,20 @@ public struct AppDraft: Sendable {
     public var redirectURIs: [String]
     /// Required permissions.
     public var requiredPermissions: [String]
+    /// The app's Graph API version; nil uses `FBS_GRAPH_VERSION`.
+    public var graphVersion: String?
 
     /// Creates a draft.
-    public init(name: String, facebookAppID: String, secret: String, redirectURIs: [String], requiredPermissions: [String]) {
+    public init(
+        name: String, facebookAppID: String, secret: String, redirectURIs: [String], requiredPermissions: [String],
+        graphVersion: String? = nil
+    ) {
         self.name = name
         self.facebookAppID = facebookAppID
         self.secret = secret
         self.redirectURIs = redirectURIs
         self.requiredPermissions = requiredPermissions
+        self.graphVersion = graphVersion
     }
 }
 

@@ -1,3 +1,5 @@
+import Foundation
+import GraphVersions
 import Support
 
 /// Every setting of the service, read from the environment once at start (`FBS_…` and `DATABASE_URL`).
@@ -21,7 +23,7 @@ public struct Settings: Sendable {
     public var limitedJWKSURL: String
     /// Limited Login's uninstall endpoint (revocation of limited sessions).
     public var limitedUninstallURL: String
-    /// Graph API version, e.g. `v21.0`.
+    /// Graph API version for apps without one of their own, e.g. `v25.0`.
     public var graphVersion: String
     /// The key ring; nil when `FBS_ENCRYPTION_KEYS` is unset.
     public var keyring: Keyring?
@@ -71,9 +73,13 @@ public struct Settings: Sendable {
     /// The most bytes the exact cache of sessions, owners' lists and key liveness may take (0: no cache; every
     /// request reads the database). docs/caching.md, "Exact caches across instances".
     public var cacheBytes: Int
+    /// Settings that are usable but that an operator should hear about (a Graph version near its sunset, or newer
+    /// than Meta's table), one line each; `serve` and `run` log them at start.
+    public var warnings: [String] = []
 
-    /// The current Graph API version used when `FBS_GRAPH_VERSION` is unset.
-    public static let defaultGraphVersion = "v21.0"
+    /// The Graph API version used when `FBS_GRAPH_VERSION` is unset: one with more than a year left on Meta's
+    /// table (``GraphVersionTable/defaultVersion``).
+    public static let defaultGraphVersion = GraphVersionTable.defaultVersion.description
     /// Limited Login's key set (developers.facebook.com, "OIDC Token for Limited Login").
     public static let defaultLimitedJWKSURL = "https://limited.facebook.com/.well-known/oauth/openid/jwks/"
     /// Limited Login's uninstall endpoint (the same page).
@@ -95,7 +101,10 @@ public struct Settings: Sendable {
         ("FBS_DIALOG_URL", "https://www.facebook.com", "login dialog base URL"),
         ("FBS_LIMITED_JWKS_URL", defaultLimitedJWKSURL, "where Limited Login's signing keys are fetched"),
         ("FBS_LIMITED_UNINSTALL_URL", defaultLimitedUninstallURL, "Limited Login's revocation (uninstall) endpoint"),
-        ("FBS_GRAPH_VERSION", defaultGraphVersion, "Graph API version"),
+        (
+            "FBS_GRAPH_VERSION", defaultGraphVersion,
+            "Graph API version of apps without their own (app add|update --graph-version); vMAJOR.MINOR"
+        ),
         ("FBS_ENCRYPTION_KEYS", "", "key ring kid:base64-32-bytes,...; the first encrypts (required by serve)"),
         ("FBS_PICTURE_HOSTS", "fbcdn.net,fbsbx.com,facebook.com", "allowed picture host suffixes"),
         ("FBS_PICTURE_ALLOW_HTTP", "false", "also fetch plain-http picture URLs (loopback tests only)"),
@@ -147,8 +156,10 @@ public struct Settings: Sendable {
             reader.problem("\(name): expected an http(s) URL")
         }
         let version = reader.string("FBS_GRAPH_VERSION", default: defaultGraphVersion)
-        if version.wholeMatch(of: /v[0-9]+\.[0-9]+/) == nil {
-            reader.problem("FBS_GRAPH_VERSION: expected vMAJOR.MINOR, e.g. \(defaultGraphVersion)")
+        var warnings: [String] = []
+        switch GraphVersionTable.meta.check(version, as: "FBS_GRAPH_VERSION", on: CalendarDay(unixSeconds: Date().timeIntervalSince1970)) {
+        case .accepted(_, let found): warnings = found
+        case .refused(let line): reader.problem(line)
         }
         var keyring: Keyring?
         if let text = reader.optionalString("FBS_ENCRYPTION_KEYS") {
@@ -176,7 +187,7 @@ public struct Settings: Sendable {
         if directDatabaseURL != nil, databaseURL == nil {
             reader.problem("FBS_DIRECT_DATABASE_URL: set DATABASE_URL too (the pool's connection)")
         }
-        let settings = Settings(
+        var settings = Settings(
             databaseURL: databaseURL, directDatabaseURL: directDatabaseURL,
             databasePreparedStatements: preparedStatements,
             listenHost: host, listenPort: port, graphURL: graphURL, dialogURL: dialogURL,
@@ -204,6 +215,7 @@ public struct Settings: Sendable {
         if !reader.problems.isEmpty {
             return .failure(SettingsError(problems: reader.problems))
         }
+        settings.warnings = warnings
         return .success(settings)
     }
 }

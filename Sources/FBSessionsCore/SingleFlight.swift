@@ -26,7 +26,8 @@ public final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: @unc
     }
 }
 
-/// App credentials for Graph, with the secret decrypted once per app and kept in memory.
+/// App credentials for Graph, with the secret decrypted once per app and kept in memory. The version is the app's
+/// own (`app add|update --graph-version`), else `version` (`FBS_GRAPH_VERSION`; nil leaves it to the client).
 final class CredentialCache: @unchecked Sendable {
     private let apps: any AppStore
     private let version: String?
@@ -40,10 +41,10 @@ final class CredentialCache: @unchecked Sendable {
 
     func credentials(for app: App) async throws -> GraphCredentials {
         if let secret = lock.withLock({ secrets[app.id] }) {
-            return GraphCredentials(appID: app.facebookAppID, appSecret: secret, version: version)
+            return GraphCredentials(appID: app.facebookAppID, appSecret: secret, version: app.graphVersion ?? version)
         }
         let secret = try await apps.secret(ofApp: app.id)
         lock.withLock { secrets[app.id] = secret }
-        return GraphCredentials(appID: app.facebookAppID, appSecret: secret, version: version)
+        return GraphCredentials(appID: app.facebookAppID, appSecret: secret, version: app.graphVersion ?? version)
     }
 }

@@ -40,7 +40,7 @@ extension GraphClient {
         _ credentials: GraphCredentials,
         _ interpret: (ClientResponse, ResponseContext) -> Result<Output, GraphError>
     ) async throws -> Output {
-        let (request, scrubber) = try makeRequest(endpoint, credentials)
+        let (request, scrubber, version) = try makeRequest(endpoint, credentials)
         let clock = ContinuousClock()
         let start = clock.now
         let deadline = start + configuration.timeout
@@ -48,7 +48,9 @@ extension GraphClient {
         while true {
             attempt += 1
             try Task.checkCancellation()
-            let outcome = try await attemptOnce(request, endpoint, scrubber, deadline, clock, interpret)
+            let outcome = try await attemptOnce(request, endpoint, scrubber, deadline, clock, interpret) { served in
+                servedVersions?(credentials.appID, version, served)
+            }
             switch outcome {
             case .success(let value):
                 metrics?.record(endpoint.name, outcome: "ok", attempts: attempt, seconds: (clock.now - start).seconds)
@@ -81,7 +83,8 @@ extension GraphClient {
         _ scrubber: SecretScrubber,
         _ deadline: ContinuousClock.Instant,
         _ clock: ContinuousClock,
-        _ interpret: (ClientResponse, ResponseContext) -> Result<Output, GraphError>
+        _ interpret: (ClientResponse, ResponseContext) -> Result<Output, GraphError>,
+        served: (String) -> Void
     ) async throws -> Result<Output, GraphError> {
         let remaining = deadline - clock.now
         guard remaining > .zero else {
@@ -97,6 +100,9 @@ extension GraphClient {
                 throw CancellationError()
             }
             return .failure(GraphClient.transportFailure(error))
+        }
+        if let version = response.header("facebook-api-version"), GraphURL.isVersion(version) {
+            served(version)
         }
         return GraphClient.read(response, endpoint, scrubber, interpret)
     }
@@ -149,14 +155,14 @@ extension GraphClient {
         return delay
     }
 
-    /// The request for `endpoint` (no timeout yet) and the scrubber for its secrets.
+    /// The request for `endpoint` (no timeout yet), the scrubber for its secrets, and the version it asks for.
     private func makeRequest(
         _ endpoint: GraphEndpoint,
         _ credentials: GraphCredentials
-    ) throws -> (ClientRequest, SecretScrubber) {
+    ) throws -> (ClientRequest, SecretScrubber, String) {
         let version = credentials.version ?? configuration.defaultVersion
         guard GraphURL.isVersion(version) else {
-            throw GraphError.other(GraphErrorDetail(code: 0, message: "Graph version must look like v21.0"))
+            throw GraphError.other(GraphErrorDetail(code: 0, message: "Graph version must look like v25.0"))
         }
         guard let segments = GraphURL.segments(of: endpoint.path) else {
             throw GraphError.other(GraphErrorDetail(code: 0, message: "malformed Graph path"))
@@ -169,7 +175,7 @@ extension GraphClient {
         )
         // A single-use call never rides a pooled connection, so libcurl can never silently re-send it.
         request.freshConnection = endpoint.repetition == .singleUse
-        return (request, scrubber)
+        return (request, scrubber, version)
     }
 
     private func log(_ error: GraphError, _ endpoint: GraphEndpoint) {
@@ -267,7 +273,7 @@ extension GraphClient {
             }
         }
         guard GraphURL.isVersion(configuration.defaultVersion) else {
-            throw ConfigurationError(description: "FBS_GRAPH_VERSION: expected vMAJOR.MINOR, e.g. v21.0")
+            throw ConfigurationError(description: "FBS_GRAPH_VERSION: expected vMAJOR.MINOR, e.g. v25.0")
         }
         guard configuration.timeout > .zero, (configuration.attemptTimeout ?? .seconds(1)) > .zero else {
             throw ConfigurationError(description: "FBS_GRAPH_TIMEOUT: must be positive")

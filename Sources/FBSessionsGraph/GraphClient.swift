@@ -28,6 +28,8 @@ public struct GraphClient: GraphAPI {
     let http: Client
     let logger: Logger
     let metrics: GraphMetrics?
+    /// Told the version of every answer that names one in `facebook-api-version`.
+    let servedVersions: (@Sendable (_ facebookAppID: String, _ requested: String, _ served: String) -> Void)?
     private let ownsHTTPClient: Bool
 
     /// Creates a client.
@@ -38,6 +40,9 @@ public struct GraphClient: GraphAPI {
     ///   - logger: receives `debug` records for retries and failures and a `warning` when Graph rate-limits.
     ///   - metrics: when given, registers `fbs_graph_calls_total{endpoint,outcome}`,
     ///     `fbs_graph_retries_total{endpoint}` and `fbs_graph_call_seconds{endpoint}`.
+    ///   - servedVersions: told, for every answer whose `facebook-api-version` header names a well-formed version,
+    ///     the Facebook app id, the version asked for and the one that answered (``GraphVersionWatch``). It must
+    ///     return at once: it runs on the HTTP client's thread.
     /// - Throws: `ConfigurationError` for a base URL that is not https (or not loopback http when
     ///   `allowsPlainHTTP`), a malformed default version, or a non-positive timeout or size cap;
     ///   `HTTPClient.ClientError` when libcurl cannot start.
@@ -45,10 +50,12 @@ public struct GraphClient: GraphAPI {
         configuration: Configuration = Configuration(),
         httpClient: Client? = nil,
         logger: Logger = Logger(label: "fbsessiond.graph"),
-        metrics: MetricsRegistry? = nil
+        metrics: MetricsRegistry? = nil,
+        servedVersions: (@Sendable (_ facebookAppID: String, _ requested: String, _ served: String) -> Void)? = nil
     ) throws {
         try GraphClient.validate(configuration)
         self.configuration = configuration
+        self.servedVersions = servedVersions
         self.logger = logger
         self.metrics = metrics.map(GraphMetrics.init(registry:))
         let httpConfiguration = Client.Configuration(

@@ -2,6 +2,7 @@ import FBSessionsAPI
 import FBSessionsCore
 import FBSessionsGraph
 import FBSessionsStorage
+import GraphVersions
 import HTTPClient
 import HTTPServer
 import Postgres
@@ -34,6 +35,8 @@ public final class ServiceAssembly: Sendable {
     public let events: PostgresEventStore
     /// The Graph API.
     public let graph: GraphClient
+    /// Each app's Graph version and what Facebook answers with (`GET /v1/app`, metrics, daily warnings).
+    public let graphVersions: GraphVersionWatch
     /// Limited Login's key set and uninstall endpoint.
     public let limitedLoginClient: LimitedLoginClient
     /// Fetches pictures from Facebook's CDN.
@@ -78,8 +81,14 @@ public final class ServiceAssembly: Sendable {
         if let cache { Self.count(cache, in: metrics) }
         self.cache = cache
         store = PostgresSessionStore(database: database.database, keyring: database.keyring, cache: cache)
+        let graphVersions = GraphVersionWatch(
+            apps: apps, defaultVersion: GraphVersion(settings.graphVersion) ?? GraphVersionTable.defaultVersion,
+            metrics: metrics, logger: parts.logger("graph"))
+        self.graphVersions = graphVersions
         do {
-            graph = try GraphClient(configuration: parts.graph, logger: parts.logger("graph"), metrics: metrics)
+            graph = try GraphClient(
+                configuration: parts.graph, logger: parts.logger("graph"), metrics: metrics,
+                servedVersions: graphVersions.observe)
         } catch {
             throw ServiceSettingError("FBS_GRAPH_URL: \(error)")
         }
@@ -104,6 +113,7 @@ public final class ServiceAssembly: Sendable {
         ports.facebookUsers = store
         ports.pictures = PostgresPictureStore(database: database.database, cache: cache)
         ports.pictureFetcher = pictureFetcher
+        ports.graphVersions = graphVersions
         keys = ports.keys
         routes = ServiceRoutes(parts, ports: ports, metrics: metrics)
         webhooks = WebhookDispatcher(

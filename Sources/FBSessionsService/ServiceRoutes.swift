@@ -1,5 +1,6 @@
 import FBSessionsAPI
 import FBSessionsCore
+import GraphVersions
 import Support
 
 /// The stores and outside services the routes reach, as ports: PostgreSQL, Graph and Limited Login when
@@ -29,6 +30,9 @@ public struct ServicePorts: Sendable {
     public var pictures: (any PictureStore)?
     /// Fetches pictures from Facebook's CDN.
     public var pictureFetcher: (any PictureFetching)?
+    /// Each app's Graph version and what Facebook answered with; nil makes one over ``apps`` that no Graph client
+    /// tells of its answers (route tests).
+    public var graphVersions: GraphVersionWatch?
 
     /// The ports every route needs; the others are nil, and their routes answer 503 (see ``Services``).
     public init(
@@ -100,7 +104,12 @@ public struct ServiceRoutes: Sendable {
             facebookCallbacks: ports.facebookUsers.map {
                 FacebookCallbacks(apps: ports.apps, users: $0, publicURL: settings.publicURL)
             },
-            pictures: pictures, docsPage: parts.docsPage, limitedLogin: limitedLogin)
+            pictures: pictures, docsPage: parts.docsPage, limitedLogin: limitedLogin,
+            graphVersions: ports.graphVersions
+                ?? GraphVersionWatch(
+                    apps: ports.apps,
+                    defaultVersion: GraphVersion(settings.graphVersion) ?? GraphVersionTable.defaultVersion,
+                    metrics: metrics, logger: parts.logger("graph")))
         var httpLogger = parts.logger("http")
         httpLogger.metadata = [:]
         router = Router(

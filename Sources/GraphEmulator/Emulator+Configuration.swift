@@ -1,11 +1,17 @@
+import GraphVersions
+
 extension Emulator {
     /// Settings of an ``Emulator``. Every field has a documented default.
     public struct Configuration: Sendable {
-        /// The version unversioned calls use. Default `v21.0`.
-        public var defaultVersion: String = "v21.0"
-        /// The versions served, oldest first. Calls to an older (expired) version are served by the oldest of
-        /// these; calls to a version Graph never had get `Unknown path components`. Default v21.0 through v26.0.
-        public var supportedVersions: [String] = ["v21.0", "v22.0", "v23.0", "v24.0", "v25.0", "v26.0"]
+        /// The version unversioned calls use (an app's "Upgrade API Version" setting on Facebook). Default
+        /// `GraphVersionTable.defaultVersion`.
+        public var defaultVersion: String = GraphVersionTable.defaultVersion.description
+        /// The versions Facebook has and their days, as Meta's table gives them. On the emulator's clock, a version
+        /// is served as itself from its release through its last day; a call to a retired one (or one older than
+        /// the table) is served by the oldest version still served that day, which the `facebook-api-version`
+        /// header names; a call to an unreleased version, one newer than the table or one Graph never had gets
+        /// `Unknown path components`. Default `GraphVersionTable.meta`.
+        public var versions: GraphVersionTable = .meta
         /// The base URL put into generated URLs (picture CDN links, dialog form targets). Default nil: the started
         /// server's address, or each request's `Host` header.
         public var publicBaseURL: String?

@@ -1,3 +1,4 @@
+import GraphVersions
 import Crypto
 import HTTPServer
 
@@ -27,7 +28,9 @@ struct EmulatorHandler: RequestHandler {
             endpoint = .cdn
             graphRequest = nil
         } else {
-            let decoded = GraphRequest.decode(request, configuration: state.configuration, baseURL: baseURL)
+            let today = CalendarDay(unixSeconds: Double(state.withStore { $0.now }))
+            let decoded = GraphRequest.decode(
+                request, configuration: state.configuration, baseURL: baseURL, today: today)
             endpoint = decoded.problem == nil ? decoded.endpoint : .other
             graphRequest = decoded
         }

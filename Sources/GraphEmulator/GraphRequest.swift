@@ -1,3 +1,4 @@
+import GraphVersions
 import HTTPServer
 
 /// A Graph request, decoded: the effective method, the path below the version, the served version, the
@@ -54,8 +55,11 @@ struct GraphRequest: Sendable {
         }
     }
 
-    /// Decodes `request`. Never fails: problems land in ``problem``.
-    static func decode(_ request: Request, configuration: Emulator.Configuration, baseURL: String) -> GraphRequest {
+    /// Decodes `request` on the emulator's `today` (which versions are served). Never fails: problems land in
+    /// ``problem``.
+    static func decode(
+        _ request: Request, configuration: Emulator.Configuration, baseURL: String, today: CalendarDay
+    ) -> GraphRequest {
         var problem: GraphError?
         var segments: [String] = []
         for raw in request.path.split(separator: "/", omittingEmptySubsequences: true) {
@@ -66,9 +70,9 @@ struct GraphRequest: Sendable {
             segments.append(segment)
         }
         var version = configuration.defaultVersion
-        if let first = segments.first, let requested = GraphVersion(first) {
+        if let first = segments.first, let requested = PathVersion(first) {
             segments.removeFirst()
-            if let served = requested.served(by: configuration.supportedVersions) {
+            if let served = requested.served(by: configuration.versions, on: today) {
                 version = served
             } else {
                 problem = problem ?? .unknownPath("/" + segments.joined(separator: "/"))
@@ -125,43 +129,29 @@ struct GraphRequest: Sendable {
 }
 
 /// A `vMAJOR.MINOR` path segment.
-struct GraphVersion: Comparable {
-    let major: Int
-    let minor: Int
+struct PathVersion {
+    let version: GraphVersion
 
     init?(_ text: String) {
-        guard text.hasPrefix("v") else { return nil }
-        let parts = text.dropFirst().split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ RandomText.isNumeric(String($0)) && $0.count <= 4 }),
-            let major = Int(parts[0]), let minor = Int(parts[1])
-        else { return nil }
-        self.major = major
-        self.minor = minor
-    }
-
-    static func < (lhs: GraphVersion, rhs: GraphVersion) -> Bool {
-        (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
+        guard let version = GraphVersion(text) else { return nil }
+        self.version = version
     }
 
     /// Whether Graph ever had this version: v1.0, v2.0–v2.12, v3.0–v3.3, then vN.0.
     var everExisted: Bool {
-        switch major {
-        case 1: return minor == 0
-        case 2: return minor <= 12
-        case 3: return minor <= 3
-        default: return major >= 4 && minor == 0
+        switch version.major {
+        case 1: return version.minor == 0
+        case 2: return version.minor <= 12
+        case 3: return version.minor <= 3
+        default: return version.major >= 4 && version.minor == 0
         }
     }
 
-    /// The version that serves a call to this one: itself when supported, the oldest supported one when this one
-    /// has expired, nil when Graph never had it (or it is newer than the newest supported).
-    func served(by supported: [String]) -> String? {
-        let name = "v\(major).\(minor)"
-        if supported.contains(name) { return name }
-        guard everExisted, let oldest = supported.compactMap(GraphVersion.init).min(), self < oldest else {
-            return nil
-        }
-        return "v\(oldest.major).\(oldest.minor)"
+    /// The version that serves a call to this one on `day` (``GraphVersionTable/servingVersion(for:on:)``), nil
+    /// when Graph never had it or does not serve it yet.
+    func served(by table: GraphVersionTable, on day: CalendarDay) -> String? {
+        guard everExisted else { return nil }
+        return table.servingVersion(for: version, on: day)?.description
     }
 }
 

@@ -1,4 +1,5 @@
 import FBSessionsCore
+import Foundation
 import FBSessionsService
 import FBSessionsStorage
 import Postgres
@@ -12,11 +13,15 @@ extension ServiceParts {
     /// - Parameter environment: Settings as `fbsessiond serve` reads them (`FBS_GRAPH_URL`, `FBS_MAX_SLOTS`, …).
     /// - Throws: ``TestSetupError`` for a setting `fbsessiond` would refuse.
     public static func test(_ environment: [String: String] = [:]) throws -> ServiceParts {
-        let defaults = [
+        var defaults = [
             "FBS_LISTEN": "127.0.0.1:0", "FBS_GRAPH_TIMEOUT": "3", "FBS_PICTURE_HOSTS": "127.0.0.1",
             "FBS_PICTURE_ALLOW_HTTP": "true", "FBS_KEY_CACHE_TTL": "0", "FBS_SWEEP_INTERVAL": "0",
             "FBS_CACHE_BYTES": String(TestCache.configuredBytes), "FBS_LOG_LEVEL": "error",
         ]
+        // Trying a new Graph version before moving an app to it runs the tests with it (docs/graph-versions.md).
+        if let version = ProcessInfo.processInfo.environment["FBS_GRAPH_VERSION"] {
+            defaults["FBS_GRAPH_VERSION"] = version
+        }
         let settings: Settings
         switch Settings.parse(defaults.merging(environment) { $1 }) {
         case .success(let parsed): settings = parsed

@@ -1,6 +1,7 @@
 import FBSessionsCore
 import FBSessionsStorage
 import Foundation
+import GraphVersions
 import Support
 
 /// `migrate`, `app` and `key`.
@@ -44,6 +45,7 @@ enum AdminCommands {
         case "add":
             let unknown = arguments.unknown(besides: [
                 "name", "facebook-app-id", "facebook-app-secret-file", "redirect-uri", "required-permission",
+                "graph-version",
             ])
             guard unknown.isEmpty else { throw UsageError("unknown option --\(unknown[0])") }
             guard let name = arguments.value("name"), let facebookAppID = arguments.value("facebook-app-id"),
@@ -56,23 +58,63 @@ enum AdminCommands {
             let secret = (try? String(contentsOfFile: secretFile, encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             if secret?.isEmpty ?? true { problems.append("--facebook-app-secret-file: cannot read a secret from \(secretFile)") }
+            var graphVersion: GraphVersion?
+            var warnings: [String] = []
+            if let text = arguments.value("graph-version") {
+                switch checkGraphVersion(text) {
+                case .accepted(let version, let found): (graphVersion, warnings) = (version, found)
+                case .refused(let line): problems.append(line)
+                }
+            }
             guard problems.isEmpty, let secret else { throw UsageError(problems.joined(separator: "\n")) }
             do {
                 let app = try await runtime.apps.addApp(
                     AppDraft(
                         name: name, facebookAppID: facebookAppID, secret: secret, redirectURIs: redirectURIs,
-                        requiredPermissions: arguments.values("required-permission")))
+                        requiredPermissions: arguments.values("required-permission"),
+                        graphVersion: graphVersion?.description))
+                for warning in warnings { CommandLineTool.printError("warning: \(warning)") }
                 print("app id: \(app.id)")
+                print("graph version: \(app.graphVersion ?? "\(runtime.settings.graphVersion) (FBS_GRAPH_VERSION)")")
                 print(app.name)
             } catch ServiceError.appExists(let what) {
                 throw CommandFailure("an app with \(what) already exists")
             }
+        case "update":
+            let unknown = arguments.unknown(besides: ["app", "graph-version"])
+            guard unknown.isEmpty else { throw UsageError("unknown option --\(unknown[0])") }
+            guard let name = arguments.value("app"), let text = arguments.value("graph-version") else {
+                throw UsageError("app update needs --app NAME and --graph-version vMAJOR.MINOR (or default)")
+            }
+            var version: String?
+            var warnings: [String] = []
+            if text != "default" {
+                switch checkGraphVersion(text) {
+                case .accepted(let checked, let found): (version, warnings) = (checked.description, found)
+                case .refused(let line): throw UsageError(line)
+                }
+            }
+            let app: App
+            do {
+                app = try await runtime.apps.setGraphVersion(version, ofAppNamed: name)
+            } catch ServiceError.unknownApp {
+                throw CommandFailure("no app is named \(name)")
+            }
+            for warning in warnings { CommandLineTool.printError("warning: \(warning)") }
+            print("graph version: \(app.graphVersion ?? "\(runtime.settings.graphVersion) (FBS_GRAPH_VERSION)")")
+            print(
+                "running instances use it within FBS_KEY_CACHE_TTL (\(Int(runtime.settings.keyCacheTTL)) s); "
+                    + "GET /v1/app shows what Facebook serves")
+            print(app.name)
         case "list":
             for app in try await runtime.apps.apps() {
-                print("\(app.name)\t\(app.id)\tfacebook app \(app.facebookAppID)\t\(app.redirectURIs.joined(separator: " "))")
+                let version = app.graphVersion ?? "\(runtime.settings.graphVersion) (default)"
+                print(
+                    "\(app.name)\t\(app.id)\tfacebook app \(app.facebookAppID)\tgraph \(version)\t"
+                        + app.redirectURIs.joined(separator: " "))
             }
         default:
-            throw UsageError("expected `app add` or `app list`")
+            throw UsageError("expected `app add`, `app update` or `app list`")
         }
     }
 
@@ -114,5 +156,11 @@ enum AdminCommands {
         default:
             throw UsageError("expected `key add`, `key list` or `key revoke`")
         }
+    }
+
+    /// An operator's `--graph-version`, checked against Meta's table today.
+    private static func checkGraphVersion(_ text: String) -> GraphVersionTable.Check {
+        GraphVersionTable.meta.check(
+            text, as: "--graph-version", on: CalendarDay(unixSeconds: Date().timeIntervalSince1970))
     }
 }

@@ -13,7 +13,8 @@ enum Help {
           serve            the service (needs DATABASE_URL and FBS_ENCRYPTION_KEYS)
           migrate [up|status]
                            apply pending migrations, or show each migration's state
-          app add|list     manage apps (tenants)
+          app add|update|list
+                           manage apps (tenants) and each app's Graph API version
           key add|list|revoke
                            manage API keys
           webhook add|list|remove
@@ -27,9 +28,11 @@ enum Help {
 
         """ + settings
 
+    /// One line per setting: the whole name, padded to the longest one, then its meaning and default.
     static var settings: String {
-        Settings.documented.map { entry in
-            let name = entry.name.padding(toLength: 24, withPad: " ", startingAt: 0)
+        let width = (Settings.documented.map(\.name.count).max() ?? 0) + 2
+        return Settings.documented.map { entry in
+            let name = entry.name.padding(toLength: width, withPad: " ", startingAt: 0)
             let fallback = entry.defaultValue.isEmpty ? "" : " (default \(entry.defaultValue))"
             return "  \(name)\(entry.meaning)\(fallback)"
         }.joined(separator: "\n")
@@ -64,11 +67,18 @@ enum Help {
 
     static let app = """
         Usage: fbsessiond app add --name N --facebook-app-id ID --facebook-app-secret-file F
-                                  [--redirect-uri U]... [--required-permission P]...
+                                  [--redirect-uri U]... [--required-permission P]... [--graph-version vNN.N]
+               fbsessiond app update --app NAME --graph-version vNN.N|default
                fbsessiond app list
 
         add stores an app with its secret encrypted under FBS_ENCRYPTION_KEYS and prints its id and, on the last
         line, its name. The secret is read from a file so it never appears in a process list or shell history.
+
+        --graph-version is the Graph API version of every Graph call and login dialog of the app; without it (or
+        with `update ... default`) the app uses FBS_GRAPH_VERSION. A malformed version is refused; one near or
+        past its last day on Meta's versions table, or newer than the table, is taken with a warning. update
+        reaches running instances within FBS_KEY_CACHE_TTL seconds; GET /v1/app then shows what Facebook serves
+        (docs/graph-versions.md: moving an app to a new version).
 
         """ + LocalStack.helpNote
 

@@ -4,6 +4,7 @@ import FBSessionsStorage
 import GraphEmulator
 import HTTPServer
 import Foundation
+import GraphVersions
 import LocalCluster
 import Support
 
@@ -72,6 +73,8 @@ enum RunCommand {
                   docs:      \(base)/docs  (try every operation in a browser, with the demo key)
                   spec:      \(base)/openapi.yaml
                   health:    \(base)/healthz   ready: \(base)/readyz   metrics: \(base)/metrics
+                  graph:     Graph API \(settings.graphVersion) (FBS_GRAPH_VERSION), served until \(graphVersionEnd(settings));
+                             GET /v1/app shows what Facebook serves; app update --graph-version moves an app
                   demo key:  \(key)
                 """)
             if let (instance, _) = emulator {
@@ -118,6 +121,13 @@ enum RunCommand {
             // Shown now even when standard output is a pipe or a file (`fbsessiond run | tee run.log`).
             fflush(nil)
         }
+    }
+
+    /// The last day Meta's table gives the version of `settings`, or what the table says instead.
+    private static func graphVersionEnd(_ settings: Settings) -> String {
+        guard let version = GraphVersion(settings.graphVersion) else { return "an unknown day" }
+        guard let release = GraphVersionTable.meta.release(of: version) else { return "a day not in Meta's table" }
+        return release.availableUntil?.description ?? "a day Meta has not announced"
     }
 
     /// Prints a line of progress and flushes it, so that it shows at once when standard output is a pipe or a file.

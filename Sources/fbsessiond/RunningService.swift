@@ -18,13 +18,19 @@ final class RunningService: Sendable {
     let server: Server
     /// The sweep loop.
     let sweeping: Task<Void, Never>
+    /// The Graph version watch's loop (``GraphVersionWatch/run(warningInterval:refreshInterval:)``).
+    let watching: Task<Void, Never>
 
     /// Collects the running parts.
-    init(runtime: Runtime, service: ServiceAssembly, server: Server, sweeping: Task<Void, Never>) {
+    init(
+        runtime: Runtime, service: ServiceAssembly, server: Server, sweeping: Task<Void, Never>,
+        watching: Task<Void, Never>
+    ) {
         self.runtime = runtime
         self.service = service
         self.server = server
         self.sweeping = sweeping
+        self.watching = watching
     }
 
     /// Stops in order: the sweep, long polls (they answer now instead of holding the drain for up to 30 s), the
@@ -34,6 +40,7 @@ final class RunningService: Sendable {
     /// - Parameter reason: What stopped it (the signal's name), for the log.
     func stop(reason: String) async {
         sweeping.cancel()
+        watching.cancel()
         service.eventWaiters.shutdown()
         service.notifications.stop()
         await service.webhooks.stop()

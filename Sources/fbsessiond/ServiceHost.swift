@@ -27,7 +27,8 @@ enum ServiceHost {
     }
 
     /// Builds the service on `runtime` as `serve` runs it (``ServiceAssembly``), starts the HTTP server, the event
-    /// listener (on the direct URL), the webhook dispatcher and the sweep, and returns them running (tests drive
+    /// listener (on the direct URL), the webhook dispatcher, the sweep and the Graph version watch (its warnings at
+    /// start and daily), and returns them running (tests drive
     /// this too).
     ///
     /// - Parameter runtime: The settings, pool and migrator.
@@ -48,11 +49,15 @@ enum ServiceHost {
             throw CommandFailure(error.description)
         }
         runtime.logger.info("listening", ["address": .string("\(settings.listenHost):\(server.port)")])
+        for warning in settings.warnings { runtime.logger.warning(warning) }
         service.notifications.start()
         service.webhooks.start()
         let sweeping = SweepCommand.loop(
             sessions: service.sessions, store: service.store, settings: settings, logger: runtime.logger)
-        return RunningService(runtime: runtime, service: service, server: server, sweeping: sweeping)
+        let versions = service.graphVersions
+        let watching = Task { await versions.run() }
+        return RunningService(
+            runtime: runtime, service: service, server: server, sweeping: sweeping, watching: watching)
     }
 
     /// The service `parts` describe on the runtime's database (``ServiceAssembly``), for `serve` and `sweep`.

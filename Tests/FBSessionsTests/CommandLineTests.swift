@@ -1,3 +1,4 @@
+import FBSessionsCore
 import Foundation
 import LocalCluster
 import Testing
@@ -53,6 +54,59 @@ import TestSupport
             }
             let unknown = try Self.run(["frobnicate"])
             #expect(unknown.status == 2 && unknown.errors.contains("unknown command"))
+        }
+    }
+
+    /// `--help` lists every setting by its whole name, each followed by its meaning (a name is never cut into the
+    /// text, as long names once were: `FBS_DB_PREPARED_STATEMENfalse…`).
+    @Test(.enabled(if: isEnabled)) func helpShowsEverySettingWhole() async throws {
+        try await onThread {
+            let help = try Self.run(["--help"])
+            #expect(help.status == 0)
+            let lines = help.output.split(separator: "\n").map(String.init)
+            for (name, _, meaning) in Settings.documented {
+                let line = lines.first { $0.hasPrefix("  \(name) ") }
+                #expect(line != nil, "no line for \(name)")
+                #expect(line?.dropFirst(2 + name.count).trimmingCharacters(in: .whitespaces).hasPrefix(meaning) == true, "\(name)")
+            }
+            #expect(help.output.contains("FBS_GRAPH_VERSION") && help.output.contains("(default v25.0)"))
+        }
+    }
+
+    /// `app add|update --graph-version`: malformed versions are refused with one line and nothing changes; a
+    /// version near its sunset is taken with a warning; `default` goes back to FBS_GRAPH_VERSION.
+    @Test(.enabled(if: isEnabled && TestDatabase.isEnabled)) func appGraphVersionCommands() async throws {
+        let url = try TestDatabase.createEmpty()
+        defer { TestDatabase.drop(url) }
+        let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID().uuidString)")
+        try "fb-app-secret-value\n".write(to: secretFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: secretFile) }
+        let environment = [
+            "DATABASE_URL": url, "FBS_ENCRYPTION_KEYS": "k1:" + Data(repeating: 7, count: 32).base64EncodedString(),
+        ]
+        try await onThread {
+            #expect(try Self.run(["migrate"], environment: environment).status == 0)
+            let add = ["app", "add", "--name", "shop", "--facebook-app-id", "12345", "--facebook-app-secret-file", secretFile.path]
+            for bad in ["21", "v21", "latest"] {
+                let refused = try Self.run(add + ["--graph-version", bad], environment: environment)
+                #expect(refused.status == 2, "\(bad)")
+                #expect(refused.errors.contains("--graph-version: \"\(bad)\" is not a Graph API version"), "\(refused.errors)")
+            }
+            #expect(try Self.run(["app", "list"], environment: environment).output.isEmpty, "nothing was added")
+            let added = try Self.run(add + ["--graph-version", "v21.0"], environment: environment)
+            #expect(added.status == 0 && added.lastLine == "shop")
+            #expect(added.output.contains("graph version: v21.0"))
+            #expect(added.errors.contains("warning: --graph-version: v21.0 is served until 2027-01-21"))
+            let refused = try Self.run(["app", "update", "--app", "shop", "--graph-version", "v24.1"], environment: environment)
+            #expect(refused.status == 2 && refused.errors.contains("v24.1 is not a Graph API version"))
+            #expect(try Self.run(["app", "list"], environment: environment).output.contains("graph v21.0"))
+            let updated = try Self.run(["app", "update", "--app", "shop", "--graph-version", "v26.0"], environment: environment)
+            #expect(updated.status == 0 && updated.lastLine == "shop" && updated.errors.isEmpty)
+            #expect(try Self.run(["app", "list"], environment: environment).output.contains("graph v26.0"))
+            let reset = try Self.run(["app", "update", "--app", "shop", "--graph-version", "default"], environment: environment)
+            #expect(reset.status == 0 && reset.output.contains("graph version: v25.0 (FBS_GRAPH_VERSION)"))
+            let unknown = try Self.run(["app", "update", "--app", "nope", "--graph-version", "v25.0"], environment: environment)
+            #expect(unknown.status == 1 && unknown.errors.contains("no app is named nope"))
         }
     }
 

@@ -55,6 +55,14 @@ struct UnusedAppStore: AppStore {
     func apps() async throws -> [App] { [] }
     func app(named name: String) async throws -> App? { nil }
     func secret(ofApp appID: String) async throws -> String { throw ServiceError.unknownApp(appID) }
+    func setGraphVersion(_ version: String?, ofAppNamed name: String) async throws -> App {
+        throw ServiceError.databaseUnavailable
+    }
+    func recordServedGraphVersion(_ served: ServedGraphVersion, facebookAppID: String) async throws {}
+    /// No version of its own and nothing served: `GET /v1/app` shows the default.
+    func graphVersions(ofApp appID: String) async throws -> (requested: String?, served: ServedGraphVersion?) {
+        (nil, nil)
+    }
 }
 
 /// A session store for route-level tests of routes that never reach it.

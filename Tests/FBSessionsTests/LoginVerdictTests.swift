@@ -62,6 +62,13 @@ import Testing
         func apps() async throws -> [App] { [LoginVerdictTests.app] }
         func app(named name: String) async throws -> App? { LoginVerdictTests.app }
         func secret(ofApp appID: String) async throws -> String { "app-secret-for-verdict-tests" }
+        func setGraphVersion(_ version: String?, ofAppNamed name: String) async throws -> App {
+            throw ServiceError.databaseUnavailable
+        }
+        func recordServedGraphVersion(_ served: ServedGraphVersion, facebookAppID: String) async throws {}
+        func graphVersions(ofApp appID: String) async throws -> (requested: String?, served: ServedGraphVersion?) {
+            (nil, nil)
+        }
     }
 
     static func valid(type: String? = "USER", appID: String = "1000000000000001", userID: String? = "10000000000000001")

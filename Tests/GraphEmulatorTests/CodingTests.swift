@@ -1,3 +1,4 @@
+import GraphVersions
 import Testing
 
 @testable import GraphEmulator
@@ -50,15 +51,17 @@ struct CodingTests {
         }
     }
 
-    @Test func versions() {
-        let supported = ["v21.0", "v22.0", "v25.0"]
-        #expect(GraphVersion("v22.0")?.served(by: supported) == "v22.0")
-        #expect(GraphVersion("v2.12")?.served(by: supported) == "v21.0")
-        #expect(GraphVersion("v20.0")?.served(by: supported) == "v21.0")
-        #expect(GraphVersion("v2.80")?.served(by: supported) == nil)
-        #expect(GraphVersion("v23.5")?.served(by: supported) == nil)
-        #expect(GraphVersion("v99.0")?.served(by: supported) == nil)
-        #expect(GraphVersion("me") == nil && GraphVersion("v2") == nil)
+    @Test func versions() throws {
+        let table = try GraphVersionTable(parsing: "v25.0 2026-02-18 -\nv22.0 2025-01-21 2027-05-20\nv21.0 2024-10-02 2027-01-21")
+        let day = try #require(CalendarDay("2026-12-07"))
+        #expect(PathVersion("v22.0")?.served(by: table, on: day) == "v22.0")
+        #expect(PathVersion("v2.12")?.served(by: table, on: day) == "v21.0")
+        #expect(PathVersion("v20.0")?.served(by: table, on: day) == "v21.0")
+        #expect(PathVersion("v21.0")?.served(by: table, on: day.adding(days: 46)) == "v22.0")
+        #expect(PathVersion("v2.80")?.served(by: table, on: day) == nil)
+        #expect(PathVersion("v23.5")?.served(by: table, on: day) == nil)
+        #expect(PathVersion("v99.0")?.served(by: table, on: day) == nil)
+        #expect(PathVersion("me") == nil && PathVersion("v2") == nil)
     }
 
     @Test func pngChecksums() {
