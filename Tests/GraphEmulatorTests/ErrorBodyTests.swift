@@ -1,3 +1,4 @@
+import GraphVersions
 import Foundation
 import Testing
 
@@ -137,10 +138,11 @@ struct ErrorBodyTests {
     @Test func versionsAndHeaders() async throws {
         let harness = try Harness()
         let token = try harness.token()
+        harness.emulator.setClock(to: 1_796_601_600)  // 2026-12-07
         let current = try await harness.send("GET", "/v25.0/me?access_token=\(token)")
         #expect(current.header("facebook-api-version") == "v25.0")
         let unversioned = try await harness.send("GET", "/me?access_token=\(token)")
-        #expect(unversioned.header("facebook-api-version") == "v21.0")
+        #expect(unversioned.header("facebook-api-version") == "v25.0")
         let expired = try await harness.send("GET", "/v19.0/me?access_token=\(token)")
         #expect(expired.status == 200)
         #expect(expired.header("facebook-api-version") == "v21.0")
@@ -156,6 +158,38 @@ struct ErrorBodyTests {
         #expect(current.header("expires") == "Sat, 01 Jan 2000 00:00:00 GMT")
         #expect(current.header("access-control-allow-origin") == "*")
         #expect(current.header("x-app-usage") == #"{"call_count":0,"total_cputime":0,"total_time":0}"#)
+    }
+
+    /// Every version of Meta's table, on the emulator's clock: served as itself from its release through its last
+    /// day; after that by the oldest version still served that day, which the header names; before its release,
+    /// like a version Graph never had.
+    @Test func everyVersionOfTheTableOnTheEmulatorsClock() async throws {
+        let harness = try Harness()
+        let table = GraphVersionTable.meta
+        /// `GET /{version}/me` at `unixSeconds` on the emulator's clock, with a token issued then.
+        func me(_ version: GraphVersion, at unixSeconds: Double) async throws -> Reply {
+            harness.emulator.setClock(to: Int64(unixSeconds))
+            return try await harness.send("GET", "/\(version)/me?access_token=\(try harness.token())")
+        }
+        for release in table.releases {
+            let first = try await me(release.version, at: release.released.unixSeconds + 43_200)
+            #expect(first.status == 200 && first.header("facebook-api-version") == release.version.description)
+            let early = try await me(release.version, at: release.released.adding(days: -1).unixSeconds + 43_200)
+            #expect(early.graphError?["message"]?.stringValue == "Unknown path components: /me", "\(release.version)")
+            guard let until = release.availableUntil else { continue }
+            let last = try await me(release.version, at: until.unixSeconds + 86_399)
+            #expect(last.header("facebook-api-version") == release.version.description, "last day of \(release.version)")
+            let after = until.adding(days: 1)
+            let retired = try await me(release.version, at: after.unixSeconds)
+            let expected = table.servingVersion(for: release.version, on: after)
+            #expect(retired.status == 200, "\(release.version) after its last day")
+            #expect(expected != nil && expected != release.version)
+            #expect(retired.header("facebook-api-version") == expected?.description, "\(release.version) after its last day")
+        }
+        // v21.0, the old default, on 2027-01-22: answered by v22.0.
+        let v21 = try await me(GraphVersion(major: 21, minor: 0), at: 1_800_576_000)
+        #expect(v21.status == 200 && v21.header("facebook-api-version") == "v22.0")
+        #expect(v21.json?["id"]?.stringValue == harness.user.id)
     }
 
     @Test func tokenInHeaderOrFormBody() async throws {
