@@ -46,6 +46,8 @@ public final class GraphVersionWatch: Sendable {
     private let logger: Logger
     private let served: Counter
     private let state = Mutex(State())
+    /// Concurrent reloads of the apps share one query.
+    private let reloads = SingleFlight<Int, Void>()
 
     /// Creates the watch and registers its metrics.
     /// - Parameters:
@@ -127,13 +129,17 @@ public final class GraphVersionWatch: Sendable {
             warnings: table.warnings(requested: requested, served: current.flatMap { GraphVersion($0.served) }, on: today))
     }
 
-    /// Reloads the apps: names for the metric's label, and each app's version for the days-left gauge.
+    /// Reloads the apps: names for the metric's label, and each app's version for the days-left gauge. Callers
+    /// that come while a reload runs share it.
     public func refresh() async {
         do {
-            let all = try await apps.apps()
-            state.withLock { state in
-                state.names = Dictionary(all.map { ($0.facebookAppID, $0.name) }, uniquingKeysWith: { first, _ in first })
-                state.requested = Dictionary(all.map { ($0.name, requestedVersion(of: $0)) }, uniquingKeysWith: { first, _ in first })
+            try await reloads.run(key: 0) { [self] in
+                let all = try await apps.apps()
+                state.withLock { state in
+                    state.names = Dictionary(all.map { ($0.facebookAppID, $0.name) }, uniquingKeysWith: { first, _ in first })
+                    state.requested = Dictionary(
+                        all.map { ($0.name, requestedVersion(of: $0)) }, uniquingKeysWith: { first, _ in first })
+                }
             }
         } catch {
             logger.warning("could not read the apps' Graph versions", ["error": .string("\(error)")])

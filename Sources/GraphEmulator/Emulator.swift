@@ -63,7 +63,7 @@ import HTTPServer
 /// let app = try emulator.registerApp()
 /// let user = try emulator.createUser(firstName: "Jane", lastName: "Doe", email: "jane@example.com")
 /// let token = try emulator.issueToken(appID: app.id, userID: user.id, granted: ["public_profile", "email"])
-/// // GET \(emulator.baseURL)/v21.0/me?access_token=\(token.accessToken)
+/// // GET \(emulator.baseURL)/v25.0/me?access_token=\(token.accessToken)
 /// ```
 ///
 /// Thread safety: every method may be called from any thread; state sits behind one lock, and requests never

@@ -32,6 +32,7 @@ func withGraphPeer<Result>(
     attemptTimeout: Duration? = nil,
     maxResponseBytes: Int = 1 << 20,
     logger: Logger = SecretsTranscript.logger("test.graph", level: .error),
+    servedVersions: (@Sendable (String, String, String) -> Void)? = nil,
     _ script: @escaping @Sendable (PeerRequest) -> PeerAction,
     _ body: (ScriptedPeer, GraphClient) async throws -> Result
 ) async throws -> Result {
@@ -42,7 +43,7 @@ func withGraphPeer<Result>(
             baseURL: peer.baseURL, defaultVersion: "v21.0", timeout: timeout, attemptTimeout: attemptTimeout,
             maxResponseBytes: maxResponseBytes, retry: retry, allowsPlainHTTP: true
         ),
-        logger: logger
+        logger: logger, servedVersions: servedVersions
     )
     defer { client.shutdown() }
     return try await body(peer, client)

@@ -221,4 +221,23 @@ struct GraphRequestTests {
         #expect(!production.allowsPlainHTTP)
         #expect(production.baseURL == "https://graph.facebook.com")
     }
+
+    @Test("Every answer's facebook-api-version reaches the observer with the app and the version asked for")
+    func servedVersionsAreObserved() async throws {
+        let seen = LockedBox<[[String]]>([])
+        let script = PeerScript([
+            json(200, GraphBodies.profile, headers: [("facebook-api-version", "v22.0")]),
+            json(200, GraphBodies.profile, headers: [("facebook-api-version", "v22.0; drop table")]),
+            json(200, GraphBodies.profile),
+        ])
+        try await withGraphPeer(servedVersions: { app, requested, served in seen.update { $0.append([app, requested, served]) } }) {
+            script.next($0)
+        } _: { _, client in
+            for _ in 0..<3 {
+                _ = try await client.me(
+                    fields: GraphProfile.defaultFields, accessToken: Fixture.userToken, credentials: Fixture.credentials)
+            }
+        }
+        #expect(seen.value == [[Fixture.appID, "v21.0", "v22.0"]], "a malformed or missing header is not reported")
+    }
 }

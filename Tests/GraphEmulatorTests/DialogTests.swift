@@ -15,7 +15,7 @@ struct DialogTests {
             + "&user_id=\(harness.user.id)&action=approve"
         if let authType { body += "&auth_type=\(authType)" }
         if let grants { body += "&grants_shown=1" + grants.map { "&grant=\($0)" }.joined() }
-        return try await harness.send("POST", "/v21.0/dialog/oauth", body: body)
+        return try await harness.send("POST", "/v25.0/dialog/oauth", body: body)
     }
 
     func code(from reply: Reply) throws -> String {
@@ -35,13 +35,13 @@ struct DialogTests {
         let harness = try Harness()
         let reply = try await harness.send(
             "GET",
-            "/v21.0/dialog/oauth?client_id=1234567890&redirect_uri=\(encoded(Self.redirect))&state=a%22b"
+            "/v25.0/dialog/oauth?client_id=1234567890&redirect_uri=\(encoded(Self.redirect))&state=a%22b"
                 + "&scope=email%20user_link")
         #expect(reply.status == 200)
         #expect(reply.header("content-type")?.hasPrefix("text/html") == true)
         let html = reply.text
         #expect(html.contains("Jane Q Doe"))
-        #expect(html.contains(#"action="/v21.0/dialog/oauth""#))
+        #expect(html.contains(#"action="/v25.0/dialog/oauth""#))
         #expect(html.contains(#"name="state" value="a&quot;b""#))
         #expect(html.contains(#"name=grant value="email""#) && html.contains(#"name=grant value="user_link""#))
         #expect(html.contains("value=approve") && html.contains("value=cancel"))
@@ -51,11 +51,11 @@ struct DialogTests {
     @Test func refusesUnknownAppsAndRedirects() async throws {
         let harness = try Harness()
         let app = try await harness.send(
-            "GET", "/v21.0/dialog/oauth?client_id=42&redirect_uri=\(encoded(Self.redirect))")
+            "GET", "/v25.0/dialog/oauth?client_id=42&redirect_uri=\(encoded(Self.redirect))")
         #expect(app.status == 400)
         #expect(app.text.contains("Invalid App ID"))
         let uri = try await harness.send(
-            "GET", "/v21.0/dialog/oauth?client_id=1234567890&redirect_uri=\(encoded("https://evil.example/"))")
+            "GET", "/v25.0/dialog/oauth?client_id=1234567890&redirect_uri=\(encoded("https://evil.example/"))")
         #expect(uri.status == 400)
         #expect(uri.text.contains("URL Blocked"))
     }
@@ -74,7 +74,7 @@ struct DialogTests {
     @Test func cancelRedirectsWithTheError() async throws {
         let harness = try Harness()
         let reply = try await harness.send(
-            "POST", "/v21.0/dialog/oauth",
+            "POST", "/v25.0/dialog/oauth",
             body: "client_id=1234567890&redirect_uri=\(encoded(Self.redirect))&state=xyz&action=cancel")
         #expect(reply.status == 302)
         #expect(
@@ -123,7 +123,7 @@ struct DialogTests {
     @Test func tokenResponseTypeUsesTheFragment() async throws {
         let harness = try Harness()
         let reply = try await harness.send(
-            "POST", "/v21.0/dialog/oauth",
+            "POST", "/v25.0/dialog/oauth",
             body: "client_id=1234567890&redirect_uri=\(encoded(Self.redirect))&state=s1&response_type=token"
                 + "&user_id=\(harness.user.id)&action=approve")
         let location = try #require(reply.header("location"))

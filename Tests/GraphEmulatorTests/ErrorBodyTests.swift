@@ -27,7 +27,7 @@ struct ErrorBodyTests {
         let harness = try Harness()
         let token = try harness.token()
         try harness.emulator.invalidateToken(token, reason: reason)
-        let reply = try await harness.send("GET", "/v21.0/me?access_token=\(token)")
+        let reply = try await harness.send("GET", "/v25.0/me?access_token=\(token)")
         #expect(reply.status == 400)
         let error = try #require(reply.graphError)
         let message = try #require(error["message"]?.stringValue)
@@ -87,7 +87,7 @@ struct ErrorBodyTests {
         let badApp = try await harness.send("GET", "/me?access_token=1234567890%7Cwrong")
         #expect(badApp.graphError?["message"]?.stringValue == "Invalid OAuth access token signature.")
 
-        let missing = try await harness.send("GET", "/v21.0/me")
+        let missing = try await harness.send("GET", "/v25.0/me")
         #expect(missing.status == 400)
         let message = "An active access token must be used to query information about the current user."
         #expect(missing.graphError?["message"]?.stringValue == message)
@@ -199,14 +199,14 @@ struct ErrorBodyTests {
         #expect(bearer.status == 200)
         let oauth = try await harness.send("GET", "/me", headers: [("Authorization", "OAuth \(token)")])
         #expect(oauth.status == 200)
-        let form = try await harness.send("POST", "/v21.0/me", body: "method=GET&access_token=\(token)")
+        let form = try await harness.send("POST", "/v25.0/me", body: "method=GET&access_token=\(token)")
         #expect(form.status == 200)
         #expect(form.json?["id"]?.stringValue == harness.user.id)
         let json = try await harness.send(
-            "POST", "/v21.0/me", body: #"{"method":"GET","access_token":"\#(token)","fields":"id"}"#,
+            "POST", "/v25.0/me", body: #"{"method":"GET","access_token":"\#(token)","fields":"id"}"#,
             headers: [("Content-Type", "application/json")])
         #expect(json.text == #"{"id":"10215241773831025"}"#)
-        let post = try await harness.send("POST", "/v21.0/me", body: "access_token=\(token)")
+        let post = try await harness.send("POST", "/v25.0/me", body: "access_token=\(token)")
         #expect(post.graphError?["message"]?.stringValue?.hasPrefix("Unsupported post request.") == true)
     }
 

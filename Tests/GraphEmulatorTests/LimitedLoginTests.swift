@@ -167,14 +167,14 @@ import Testing
 
     @Test func theDialogsTrackingChoiceGivesAnAuthenticationToken() async throws {
         let harness = try Harness()
-        let dialog = "/v21.0/dialog/oauth?client_id=\(harness.app.id)&redirect_uri=\(encoded("https://app.example/callback"))"
+        let dialog = "/v25.0/dialog/oauth?client_id=\(harness.app.id)&redirect_uri=\(encoded("https://app.example/callback"))"
             + "&state=st8&scope=email&response_type=id_token&tracking=limited&nonce=abc123"
         let page = try await harness.send("GET", dialog)
         #expect(page.status == 200)
         #expect(page.text.contains(#"name=tracking value=limited checked"#) && page.text.contains(#"name="nonce" value="abc123""#))
         let form = "client_id=\(harness.app.id)&redirect_uri=\(encoded("https://app.example/callback"))&state=st8&scope=email"
             + "&nonce=abc123&tracking=limited&user_id=\(harness.user.id)&action=approve"
-        let approved = try await harness.send("POST", "/v21.0/dialog/oauth", body: form)
+        let approved = try await harness.send("POST", "/v25.0/dialog/oauth", body: form)
         #expect(approved.status == 302)
         let location = try #require(approved.header("Location"))
         #expect(location.hasPrefix("https://app.example/callback#id_token="))
@@ -186,7 +186,7 @@ import Testing
         #expect(verified && claims?["nonce"]?.stringValue == "abc123" && claims?["email"]?.stringValue == "jane@example.com")
         #expect(!location.contains("code=") && !location.contains("access_token="))
         // With tracking allowed the same dialog gives a code, as before.
-        let standard = try await harness.send("POST", "/v21.0/dialog/oauth", body: form.replacingOccurrences(of: "tracking=limited", with: "tracking=enabled"))
+        let standard = try await harness.send("POST", "/v25.0/dialog/oauth", body: form.replacingOccurrences(of: "tracking=limited", with: "tracking=enabled"))
         #expect(standard.header("Location").map(queryItems)?.value("code") != nil)
     }
 }

@@ -7,7 +7,7 @@ import Testing
 struct MeTests {
     @Test func defaultFieldsAreNameAndID() async throws {
         let harness = try Harness()
-        let reply = try await harness.send("GET", "/v21.0/me?access_token=\(try harness.token())")
+        let reply = try await harness.send("GET", "/v25.0/me?access_token=\(try harness.token())")
         #expect(reply.status == 200)
         #expect(reply.text == #"{"name":"Jane Q Doe","id":"10215241773831025"}"#)
     }

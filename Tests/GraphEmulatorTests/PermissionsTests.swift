@@ -11,7 +11,7 @@ struct PermissionsTests {
             appID: harness.app.id, userID: harness.user.id, granted: ["email"], declined: ["user_friends"],
             expired: ["user_link"]
         ).accessToken
-        let all = try await harness.send("GET", "/v21.0/me/permissions?access_token=\(token)")
+        let all = try await harness.send("GET", "/v25.0/me/permissions?access_token=\(token)")
         #expect(
             all.text
                 == #"{"data":[{"permission":"public_profile","status":"granted"},"#
@@ -34,7 +34,7 @@ struct PermissionsTests {
     @Test func revokeOne() async throws {
         let harness = try Harness()
         let token = try harness.token()
-        let reply = try await harness.send("DELETE", "/v21.0/me/permissions/email?access_token=\(token)")
+        let reply = try await harness.send("DELETE", "/v25.0/me/permissions/email?access_token=\(token)")
         #expect(reply.status == 200)
         #expect(reply.text == #"{"success":true}"#)
         #expect(harness.emulator.token(token)?.granted.contains("email") == false)

@@ -19,7 +19,7 @@ struct PictureTests {
 
     @Test func redirectsToCDNBytes() async throws {
         let harness = try Harness()
-        let reply = try await harness.send("GET", "/v21.0/\(harness.user.id)/picture?type=large")
+        let reply = try await harness.send("GET", "/v25.0/\(harness.user.id)/picture?type=large")
         #expect(reply.status == 302)
         let location = try #require(reply.header("location"))
         let query = queryItems(location)

@@ -12,7 +12,7 @@ struct ProofTests {
     @Test func requiredProof() async throws {
         let harness = try Harness(requiresProof: true)
         let token = try harness.token()
-        let none = try await harness.send("GET", "/v21.0/me?access_token=\(token)")
+        let none = try await harness.send("GET", "/v25.0/me?access_token=\(token)")
         #expect(none.status == 400)
         #expect(
             none.text.hasPrefix(

@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -165,6 +166,7 @@ class Flow:
 
 def run_flow(fbs, models, base_url, key):
     from fbsessiond_client import AuthenticatedClient
+    from fbsessiond_client.api.apps import get_app
     from fbsessiond_client.api.events import list_events
     from fbsessiond_client.api.login import create_login_url
     from fbsessiond_client.api.operations import get_open_api
@@ -264,6 +266,17 @@ def run_flow(fbs, models, base_url, key):
     late = flow.check(delete_session.sync_detailed(second.id, client=client, revoke=True), 200, models.Session,
                       "revoke after a plain logout")
     assert late.revocation == Revocation.UNAVAILABLE
+
+    # The app and its Graph version: the logins above were answered with the version asked for (recorded by the
+    # service on a task of its own, so it may take a moment to show).
+    for _ in range(50):
+        app = flow.check(get_app.sync_detailed(client=client), 200, models.App, "the app and its Graph version")
+        if app.graph_version.served is not None:
+            break
+        time.sleep(0.1)
+    assert app.graph_version.requested == "v25.0" and str(app.graph_version.available_until) == "2028-07-29"
+    assert app.graph_version.served == "v25.0" and app.graph_version.served_at is not None
+    assert app.warnings == [], app.warnings
 
     # The spec itself, typed as text.
     spec = flow.check(get_open_api.sync_detailed(client=client), 200, None, "the spec")
