@@ -25,7 +25,7 @@ import TestSupport
         #expect(abs(expiresAt.timeIntervalSinceNow - 600) < 30)
 
         let url = try #require(made.json["url"] as? String)
-        #expect(url.hasPrefix(harness.base.emulator.dialogBaseURL + "/v21.0/dialog/oauth?"))
+        #expect(url.hasPrefix(harness.base.emulator.dialogBaseURL + "/v25.0/dialog/oauth?"))
         let query = Dictionary(
             (QueryString.parse(String(url.split(separator: "?")[1])) ?? []).map { ($0.name, $0.value) },
             uniquingKeysWith: { $1 })
