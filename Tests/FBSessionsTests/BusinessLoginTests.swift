@@ -182,6 +182,30 @@ import TestSupport
         #expect(again.status == 400 && again.errorCode == "state_used")
     }
 
+    @Test func addingAnAccountWithASystemUsersTokenSaysUnsupportedNotAlreadyLinked() async throws {
+        let harness = try await LoginFlowHarness()
+        defer { harness.stop() }
+        let emulator = harness.base.emulator
+        try emulator.defineConfiguration(
+            id: Self.configID, appID: harness.base.facebookApp.id, permissions: ["business_management"],
+            tokenKind: .systemUser)
+        let (ada, token) = try harness.base.userToken()
+        let linked = try await harness.base.login(owner: "biz", token: token)
+        #expect(linked.status == 201)
+        let events = try await harness.count("SELECT count(*) AS n FROM events")
+        // The reauthenticate pre-check inspects the token first: a system user's token names no account to link.
+        let made = try await Self.businessURL(harness, owner: "biz", extra: ["auth_type": "reauthenticate"])
+        let url = try #require(made.json["url"] as? String)
+        #expect(Self.parameters(url).contains { $0.name == "auth_nonce" })
+        let redirect = try await harness.completeDialog(url, as: ada.id)
+        let login = try await harness.codeLogin(
+            owner: "biz", code: try #require(redirect.code), state: try #require(redirect.state))
+        #expect(login.status == 422 && login.errorCode == "unsupported_token_type", "\(login.text)")
+        #expect((login.json["error"] as? [String: Any])?["session_id"] == nil)
+        #expect(try await harness.count("SELECT count(*) AS n FROM sessions") == 1)
+        #expect(try await harness.count("SELECT count(*) AS n FROM events") == events)
+    }
+
     @Test func tokensThatAreNotAPersonsAreRefusedAndTakeNoSlot() async throws {
         let harness = try await SessionHarness(maxSlots: 1)
         defer { harness.stop() }
