@@ -83,7 +83,9 @@ public struct APIError: Error, Sendable {
             return APIError(422, .tokenAppMismatch, "The access token was issued for another Facebook app.")
         case LoginError.notAUserToken(let type, let graph):
             // `token_type` is debug_token's word for the token (left out when Graph gave none); never the token.
-            let shown = type.flatMap { $0.utf8.count <= 32 && $0.utf8.allSatisfy { (65...90).contains($0) || $0 == 95 } ? $0 : nil }
+            let shown = type.flatMap { text in
+                text.utf8.count <= 32 && text.utf8.allSatisfy { (65...90).contains($0) || $0 == 95 } ? text : nil
+            }
             var mapped = APIError(
                 422, .unsupportedTokenType,
                 "The access token is not a person's user token (debug_token type \(shown ?? "missing")); this service "

@@ -83,8 +83,9 @@ public struct Session: Sendable, Equatable {
         closedReason: ClosedReason? = nil, closedAt: Date? = nil, storedAction: ActionRequired? = nil,
         tokenExpiresAt: Date? = nil, dataAccessExpiresAt: Date? = nil, tokenRefreshedAt: Date? = nil,
         permissions: [String] = [], declinedPermissions: [String] = [], expiredPermissions: [String] = [],
-        granularScopes: [GranularScope] = [], profile: Profile? = nil, profileRefreshedAt: Date? = nil, validatedAt: Date? = nil, createdAt: Date,
-        updatedAt: Date, active: Bool = false, loginKind: LoginKind = .standard
+        granularScopes: [GranularScope] = [], profile: Profile? = nil, profileRefreshedAt: Date? = nil,
+        validatedAt: Date? = nil, createdAt: Date, updatedAt: Date, active: Bool = false,
+        loginKind: LoginKind = .standard
     ) {
         self.id = id
         self.appID = appID

@@ -76,7 +76,8 @@ public struct PostgresLoginStateStore: LoginStateStore {
             appID: try row.decode("app_id"), owner: try row.decode("owner"), redirectURI: try row.decode("redirect_uri"),
             slot: try row.decode("slot", as: Int?.self), scopes: try row.decode("scopes", as: [String].self),
             authType: try row.decode("auth_type", as: String?.self).flatMap(AuthType.init(rawValue:)),
-            authNonce: try row.decode("auth_nonce", as: String?.self), configID: try row.decode("config_id", as: String?.self))
+            authNonce: try row.decode("auth_nonce", as: String?.self),
+            configID: try row.decode("config_id", as: String?.self))
         return LoginState(draft: draft, createdAt: try row.decode("created_at"), expiresAt: try row.decode("expires_at"))
     }
 }

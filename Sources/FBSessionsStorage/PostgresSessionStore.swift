@@ -308,8 +308,8 @@ public struct PostgresSessionStore: SessionStore {
         let changed = try connection.execute(
             """
             UPDATE sessions SET state = 'closed', closed_reason = \(reason.rawValue), closed_at = now(),
-                token_key_id = NULL, token_box = NULL, profile = NULL, granular_scopes = '[]', action_required = NULL,
-                validating_until = NULL, updated_at = now()
+                token_key_id = NULL, token_box = NULL, profile = NULL, granular_scopes = '[]',
+                action_required = NULL, validating_until = NULL, updated_at = now()
             WHERE id = \(id) AND app_id = \(appID) AND state <> 'closed'
             """)
         guard changed > 0 else { return nil }
