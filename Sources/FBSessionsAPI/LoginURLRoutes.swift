@@ -7,9 +7,9 @@ enum LoginURLRoutes {
     /// The body, checked strictly: unknown fields, wrong types and bad values are 400 `invalid_request` naming the
     /// field. Only the redirect URI's registration is left to the flow (400 `redirect_uri_not_allowed`).
     ///
-    /// `config_id` (Facebook Login for Business) replaces `scopes`: a body with both keys is refused, naming
-    /// `scopes`, even when `scopes` is empty or null, so that a caller never believes its scopes were asked for
-    /// (docs/login-flow.md, "Facebook Login for Business").
+    /// `config_id` (Facebook Login for Business) replaces `scopes`: a `config_id` string beside any `scopes` key is
+    /// refused, naming `scopes`, even when `scopes` is empty or null, so that a caller never believes its scopes were
+    /// asked for (docs/login-flow.md, "Facebook Login for Business"). `config_id: null` is no configuration.
     struct Body: Decodable {
         let owner: String
         let redirectURI: String
