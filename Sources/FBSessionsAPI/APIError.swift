@@ -82,9 +82,15 @@ public struct APIError: Error, Sendable {
         case LoginError.tokenForAnotherApp:
             return APIError(422, .tokenAppMismatch, "The access token was issued for another Facebook app.")
         case LoginError.notAUserToken(let type, let graph):
+            // `token_type` is debug_token's word for the token (left out when Graph gave none); never the token.
+            let shown = type.flatMap { text in
+                text.utf8.count <= 32 && text.utf8.allSatisfy { (65...90).contains($0) || $0 == 95 } ? text : nil
+            }
             var mapped = APIError(
-                422, .tokenRejected,
-                "The access token is not a user token (debug_token type \(type ?? "none")); send a user access token.")
+                422, .unsupportedTokenType,
+                "The access token is not a person's user token (debug_token type \(shown ?? "missing")); this service "
+                    + "keeps only user access tokens, not those of system users, Pages or apps.",
+                extra: shown.map { ["token_type": $0] } ?? [:])
             mapped.graph = graph
             return mapped
         case LoginError.userMismatch:

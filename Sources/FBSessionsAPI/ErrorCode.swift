@@ -19,6 +19,7 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case slotsFull = "slots_full"
     case tokenRejected = "token_rejected"
     case tokenAppMismatch = "token_app_mismatch"
+    case unsupportedTokenType = "unsupported_token_type"
     case graphUnavailable = "graph_unavailable"
     case graphError = "graph_error"
     case overloaded = "overloaded"

@@ -6,16 +6,22 @@ import Support
 enum LoginURLRoutes {
     /// The body, checked strictly: unknown fields, wrong types and bad values are 400 `invalid_request` naming the
     /// field. Only the redirect URI's registration is left to the flow (400 `redirect_uri_not_allowed`).
+    ///
+    /// `config_id` (Facebook Login for Business) replaces `scopes`: a `config_id` string beside any `scopes` key is
+    /// refused, naming `scopes`, even when `scopes` is empty or null, so that a caller never believes its scopes were
+    /// asked for (docs/login-flow.md, "Facebook Login for Business"). `config_id: null` is no configuration.
     struct Body: Decodable {
         let owner: String
         let redirectURI: String
         let scopes: [String]
+        let configID: String?
         let authType: AuthType?
         let slot: Int?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case owner, scopes, slot
             case redirectURI = "redirect_uri"
+            case configID = "config_id"
             case authType = "auth_type"
         }
 
@@ -43,6 +49,26 @@ enum LoginURLRoutes {
                 throw APIError.invalid("At most \(Self.maxScopes) scopes.", field: "scopes")
             }
             self.scopes = scopes
+            if fields.contains(.configID), try !fields.decodeNil(forKey: .configID) {
+                guard let text = try? fields.decode(String.self, forKey: .configID) else {
+                    throw APIError.invalid(
+                        "config_id must be a string of digits (a Facebook Login for Business configuration id).",
+                        field: "config_id")
+                }
+                guard LoginFlow.isWellFormedConfigID(text) else {
+                    throw APIError.invalid(
+                        "config_id must be 1 to 32 digits (a Facebook Login for Business configuration id).",
+                        field: "config_id")
+                }
+                guard !fields.contains(.scopes) else {
+                    throw APIError.invalid(
+                        "Give scopes or config_id, not both: a Login for Business configuration fixes the permissions.",
+                        field: "scopes")
+                }
+                configID = text
+            } else {
+                configID = nil
+            }
             if let text = try fields.decodeIfPresent(String.self, forKey: .authType) {
                 guard let authType = AuthType(rawValue: text) else {
                     throw APIError.invalid(
@@ -90,8 +116,8 @@ enum LoginURLRoutes {
                 let made = try await flow.makeLoginURL(
                     app: app,
                     LoginFlow.URLRequest(
-                        owner: owner, redirectURI: body.redirectURI, scopes: body.scopes, authType: body.authType,
-                        slot: body.slot))
+                        owner: owner, redirectURI: body.redirectURI, scopes: body.scopes, configID: body.configID,
+                        authType: body.authType, slot: body.slot))
                 return try JSONResponse.make(201, LoginURLDTO(made: made), headers: ["Cache-Control": "no-store"])
             }),
         ]

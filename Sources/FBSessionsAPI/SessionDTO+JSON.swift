@@ -75,6 +75,20 @@ extension SessionDTO {
             json.strings(session.expiredPermissions)
             json.key("expires_at")
             json.timestamp(session.tokenExpiresAt)
+            json.key("granular_scopes")
+            json.beginArray()
+            for granted in session.granularScopes {
+                // `.sortedKeys` order: `scope` before `target_ids`, which is left out as debug_token left it out.
+                json.beginObject()
+                json.key("scope")
+                json.string(granted.scope)
+                if let targetIDs = granted.targetIDs {
+                    json.key("target_ids")
+                    json.strings(targetIDs)
+                }
+                json.endObject()
+            }
+            json.endArray()
             json.key("permissions")
             json.strings(session.permissions)
             json.key("refreshed_at")

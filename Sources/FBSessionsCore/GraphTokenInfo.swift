@@ -7,18 +7,20 @@ import Foundation
 /// not a failed call. `failure` turns it into the typed error the token would cause. (`GraphAPI.debugToken`
 /// throws only when the call itself fails, or when `data.error` is transient or a rate limit.)
 public struct GraphTokenInfo: Sendable, Hashable {
-    /// One entry of `granular_scopes`.
+    /// One entry of `granular_scopes`: a permission and, for Facebook Login for Business and Page permissions, the
+    /// assets (Pages, ad accounts, businesses, ...) it was granted on.
     public struct GranularScope: Sendable, Hashable {
         /// The permission, for example `pages_show_list`.
         public var scope: String
-        /// The object ids it is limited to; empty when it applies to all.
-        public var targetIDs: [String]
+        /// The object ids it is limited to, as `debug_token` listed them; nil when `debug_token` left `target_ids`
+        /// out, which it does when the permission applies to all objects (docs/facebook-graph.md §3.2).
+        public var targetIDs: [String]?
 
         /// Creates an entry.
         /// - Parameters:
         ///   - scope: the permission.
-        ///   - targetIDs: the ids it is limited to.
-        public init(scope: String, targetIDs: [String] = []) {
+        ///   - targetIDs: the ids it is limited to; nil when it applies to all.
+        public init(scope: String, targetIDs: [String]? = nil) {
             self.scope = scope
             self.targetIDs = targetIDs
         }
@@ -30,7 +32,7 @@ public struct GraphTokenInfo: Sendable, Hashable {
     public var appID: String?
     /// `user_id`: the app-scoped user id.
     public var userID: String?
-    /// `type`: `USER`, `APP` or `PAGE`.
+    /// `type`: `USER`, `APP`, `PAGE` or `SYSTEM_USER`; nil when `debug_token` left it out.
     public var type: String?
     /// `application`: the app's name.
     public var application: String?
@@ -82,7 +84,8 @@ public struct GraphTokenInfo: Sendable, Hashable {
         self.error = error
     }
 
-    /// Whether this is a user token (`type == "USER"`).
+    /// Whether this is a person's user token (`type == "USER"`). A missing `type` is not: the login refuses it
+    /// (docs/facebook-graph.md §3.4).
     public var isUserToken: Bool {
         type == "USER"
     }

@@ -71,6 +71,10 @@ extension LoginFlow {
         if bound.authType == .reauthenticate {
             let info = try await sessions.graph.debugToken(inputToken: grant.accessToken, credentials: credentials)
             if let failure = info.failure(now: Date()) { throw failure }
+            // The same verdict order as a token login: another app's token, then a token that is not a person's,
+            // before the account check could name anyone's session.
+            guard info.isIssued(forApp: app.facebookAppID) else { throw LoginError.tokenForAnotherApp }
+            guard info.isUserToken else { throw LoginError.notAUserToken(type: info.type, graph: nil) }
             if let expected = bound.authNonce, let echoed = info.metadata["auth_nonce"], echoed != expected {
                 throw LoginFlowError.reauthenticationUnconfirmed
             }

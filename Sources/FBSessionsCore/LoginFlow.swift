@@ -30,18 +30,25 @@ public struct LoginFlow: Sendable {
         public var owner: String
         /// Must be exactly one of the app's registered redirect URIs.
         public var redirectURI: String
-        /// Permissions to ask for, without duplicates.
+        /// Permissions to ask for, without duplicates. Empty with ``configID``.
         public var scopes: [String]
+        /// A Facebook Login for Business configuration id (digits): the configuration fixes the permissions, the
+        /// assets and the token type, so the dialog gets `config_id` instead of `scope`.
+        public var configID: String?
         /// The dialog's auth type.
         public var authType: AuthType?
         /// The slot the login should take.
         public var slot: Int?
 
         /// Creates a request.
-        public init(owner: String, redirectURI: String, scopes: [String], authType: AuthType?, slot: Int?) {
+        public init(
+            owner: String, redirectURI: String, scopes: [String], configID: String? = nil, authType: AuthType?,
+            slot: Int?
+        ) {
             self.owner = owner
             self.redirectURI = redirectURI
             self.scopes = scopes
+            self.configID = configID
             self.authType = authType
             self.slot = slot
         }
@@ -55,8 +62,15 @@ public struct LoginFlow: Sendable {
         public var state: String
         /// When the state expires.
         public var expiresAt: Date
-        /// The asked permissions beyond `public_profile` and `email`, which need Facebook's Login Review.
+        /// The asked permissions beyond `public_profile` and `email`, which need Facebook's Login Review; empty for
+        /// a Login for Business configuration (its permissions are the configuration's, reviewed with the app).
         public var reviewRequired: [String]
+    }
+
+    /// Whether `text` can be a Login for Business configuration id: 1 to 32 ASCII digits (Facebook's object ids
+    /// are decimal numbers, today 15 to 17 digits long).
+    public static func isWellFormedConfigID(_ text: String) -> Bool {
+        (1...32).contains(text.utf8.count) && text.utf8.allSatisfy { (48...57).contains($0) }
     }
 
     /// Permissions every app may ask for without Login Review (docs/facebook-graph.md §10).
@@ -83,26 +97,36 @@ public struct LoginFlow: Sendable {
         }
         let state = SecureRandom.token(byteCount: 32)
         let nonce = request.authType == .reauthenticate ? Hex.encode(SecureRandom.bytes(16)) : nil
+        precondition(
+            request.configID.map { Self.isWellFormedConfigID($0) && request.scopes.isEmpty } ?? true,
+            "the API checks config_id and refuses it together with scopes")
         let draft = LoginStateDraft(
             appID: app.id, owner: request.owner, redirectURI: request.redirectURI, slot: request.slot,
-            scopes: request.scopes, authType: request.authType, authNonce: nonce)
+            scopes: request.scopes, authType: request.authType, authNonce: nonce, configID: request.configID)
         let stored = try await states.saveState(
             hash: Self.hash(state), draft: draft, lifetime: configuration.stateLifetime)
         return LoginURL(
             url: dialogURL(app: app, state: state, draft: draft), state: state,
             expiresAt: stored.expiresAt,
-            reviewRequired: request.scopes.filter { !Self.permissionsWithoutReview.contains($0) })
+            reviewRequired: request.configID != nil
+                ? [] : request.scopes.filter { !Self.permissionsWithoutReview.contains($0) })
     }
 
     /// `{dialog}/{version}/dialog/oauth?client_id&redirect_uri&state&response_type=code&scope&auth_type&auth_nonce`
-    /// (docs/facebook-graph.md §4.1), every value percent-encoded outside RFC 3986's unreserved characters. The
-    /// version is the app's own, else the configuration's.
+    /// (docs/facebook-graph.md §4.1), every value percent-encoded outside RFC 3986's unreserved characters. With a
+    /// Login for Business configuration, `config_id` and `override_default_response_type=true` take the place of
+    /// `scope` (§4.6b; docs/login-flow.md, "Facebook Login for Business"). The version is
+    /// the app's own, else the configuration's.
     func dialogURL(app: App, state: String, draft: LoginStateDraft) -> String {
         var pairs = [
             ("client_id", app.facebookAppID), ("redirect_uri", draft.redirectURI), ("state", state),
             ("response_type", "code"),
         ]
-        if !draft.scopes.isEmpty { pairs.append(("scope", draft.scopes.joined(separator: ","))) }
+        if let configID = draft.configID {
+            pairs += [("config_id", configID), ("override_default_response_type", "true")]
+        } else if !draft.scopes.isEmpty {
+            pairs.append(("scope", draft.scopes.joined(separator: ",")))
+        }
         if let authType = draft.authType { pairs.append(("auth_type", authType.rawValue)) }
         if let nonce = draft.authNonce { pairs.append(("auth_nonce", nonce)) }
         var base = configuration.dialogURL

@@ -27,11 +27,14 @@ public struct LoginStateDraft: Sendable, Equatable {
     public var authType: AuthType?
     /// The `auth_nonce` sent with `reauthenticate`; Facebook echoes it in `debug_token` metadata.
     public var authNonce: String?
+    /// The Facebook Login for Business configuration the dialog was opened with, if any (then ``scopes`` is
+    /// empty). Kept with the state as a record of what the login asked for.
+    public var configID: String?
 
     /// Creates a draft.
     public init(
         appID: String, owner: String, redirectURI: String, slot: Int?, scopes: [String], authType: AuthType?,
-        authNonce: String?
+        authNonce: String?, configID: String? = nil
     ) {
         self.appID = appID
         self.owner = owner
@@ -40,6 +43,7 @@ public struct LoginStateDraft: Sendable, Equatable {
         self.scopes = scopes
         self.authType = authType
         self.authNonce = authNonce
+        self.configID = configID
     }
 }
 

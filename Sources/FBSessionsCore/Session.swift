@@ -21,6 +21,9 @@ public enum ActionRequired: String, Sendable, Codable {
     case login
 }
 
+/// One entry of a session's `granular_scopes` (``GraphTokenInfo/GranularScope``).
+public typealias GranularScope = GraphTokenInfo.GranularScope
+
 /// One Facebook account logged in for one owner of one app. Never carries the token itself.
 public struct Session: Sendable, Equatable {
     /// `ses_` + 128 random bits, URL-safe.
@@ -53,6 +56,9 @@ public struct Session: Sendable, Equatable {
     public var declinedPermissions: [String]
     /// Expired permissions.
     public var expiredPermissions: [String]
+    /// `debug_token`'s `granular_scopes` at the last login: each permission with the assets it was granted on
+    /// (Facebook Login for Business). Empty for Limited Login and once closed.
+    public var granularScopes: [GranularScope]
     /// The profile (nil once closed).
     public var profile: Profile?
     /// When the profile was last read from Graph.
@@ -77,8 +83,9 @@ public struct Session: Sendable, Equatable {
         closedReason: ClosedReason? = nil, closedAt: Date? = nil, storedAction: ActionRequired? = nil,
         tokenExpiresAt: Date? = nil, dataAccessExpiresAt: Date? = nil, tokenRefreshedAt: Date? = nil,
         permissions: [String] = [], declinedPermissions: [String] = [], expiredPermissions: [String] = [],
-        profile: Profile? = nil, profileRefreshedAt: Date? = nil, validatedAt: Date? = nil, createdAt: Date,
-        updatedAt: Date, active: Bool = false, loginKind: LoginKind = .standard
+        granularScopes: [GranularScope] = [], profile: Profile? = nil, profileRefreshedAt: Date? = nil,
+        validatedAt: Date? = nil, createdAt: Date, updatedAt: Date, active: Bool = false,
+        loginKind: LoginKind = .standard
     ) {
         self.id = id
         self.appID = appID
@@ -95,6 +102,7 @@ public struct Session: Sendable, Equatable {
         self.permissions = permissions
         self.declinedPermissions = declinedPermissions
         self.expiredPermissions = expiredPermissions
+        self.granularScopes = granularScopes
         self.profile = profile
         self.profileRefreshedAt = profileRefreshedAt
         self.validatedAt = validatedAt

@@ -5,8 +5,9 @@ import Foundation
 public enum LoginError: Error, Sendable, Equatable {
     /// The token is valid but was issued for another Facebook app.
     case tokenForAnotherApp
-    /// The token is valid and this app's, but `debug_token` says it is not a user token (`APP`, `PAGE`, or no
-    /// type at all), with what Graph answered the other calls of the login, if one of them failed.
+    /// The token is valid and this app's, but `debug_token` says it is not a person's user token (`APP`, `PAGE`,
+    /// `SYSTEM_USER`, or no type at all), with what Graph answered the other calls of the login, if one of them
+    /// failed. The API answers 422 `unsupported_token_type`.
     case notAUserToken(type: String?, graph: GraphErrorDetail?)
     /// Graph did not say which user the token belongs to, or `/me` named another user.
     case userMismatch
@@ -20,6 +21,8 @@ extension SessionService {
     /// `debug_token`'s verdict decides whether the token is refused, whichever call finished first: a failed
     /// `debug_token` call is its error (503 when transient); then the token must be valid, issued for this app
     /// and a `USER` token, in that order. Only a token that passed all three can fail on the other calls' errors.
+    /// A token of a system user, a Page or an app (or one whose `type` Graph left out) is refused before anything
+    /// is stored. The session keeps `debug_token`'s `granular_scopes` (the assets a Login for Business granted).
     /// - Throws: `GraphError` (a rejected token, or Graph unavailable), ``LoginError``, ``SessionError/slotsFull``.
     public func login(app: App, owner: String, accessToken: String, slot: Int?, activate: Bool) async throws
         -> StoredLogin
@@ -66,7 +69,8 @@ extension SessionService {
             appID: app.id, owner: owner, requestedSlot: slot, activate: activate, maxSlots: policy.maxSlots,
             facebookUserID: userID, token: token, tokenExpiresAt: expiresAt,
             dataAccessExpiresAt: info.dataAccessExpiresAt, permissions: permissions, profile: Profile(profile),
-            action: Self.action(permissions: permissions, required: app.requiredPermissions))
+            action: Self.action(permissions: permissions, required: app.requiredPermissions),
+            granularScopes: info.granularScopes)
         var stored = try await store.storeLogin(record)
         stored.session = present(stored.session, now: Date())
         return stored

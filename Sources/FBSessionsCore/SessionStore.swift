@@ -155,6 +155,8 @@ public struct LoginRecord: Sendable {
     public var tokenExpiresAt: Date?
     public var dataAccessExpiresAt: Date?
     public var permissions: GraphPermissions
+    /// `debug_token`'s `granular_scopes` (empty for Limited Login, which has no `debug_token`).
+    public var granularScopes: [GranularScope]
     public var profile: Profile
     public var action: ActionRequired?
     /// How the person logged in; `limited` stores the `AuthenticationToken` as the session's token.
@@ -168,7 +170,8 @@ public struct LoginRecord: Sendable {
     public init(
         appID: String, owner: String, requestedSlot: Int?, activate: Bool, maxSlots: Int, facebookUserID: String,
         token: String, tokenExpiresAt: Date?, dataAccessExpiresAt: Date?, permissions: GraphPermissions,
-        profile: Profile, action: ActionRequired?, kind: LoginKind = .standard, nonce: NonceUse? = nil
+        profile: Profile, action: ActionRequired?, kind: LoginKind = .standard, nonce: NonceUse? = nil,
+        granularScopes: [GranularScope] = []
     ) {
         self.appID = appID
         self.owner = owner
@@ -180,6 +183,7 @@ public struct LoginRecord: Sendable {
         self.tokenExpiresAt = tokenExpiresAt
         self.dataAccessExpiresAt = dataAccessExpiresAt
         self.permissions = permissions
+        self.granularScopes = granularScopes
         self.profile = profile
         self.action = action
         self.kind = kind

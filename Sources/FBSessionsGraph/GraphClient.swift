@@ -111,7 +111,7 @@ public struct GraphClient: GraphAPI {
                     dataAccessExpiresAt: GraphWire.Number.date(data.dataAccessExpiresAt),
                     issuedAt: GraphWire.Number.date(data.issuedAt), scopes: data.scopes ?? [],
                     granularScopes: (data.granularScopes ?? []).map {
-                        GraphTokenInfo.GranularScope(scope: $0.scope, targetIDs: ($0.targetIDs ?? []).map(\.value))
+                        GraphTokenInfo.GranularScope(scope: $0.scope, targetIDs: $0.targetIDs?.map(\.value))
                     },
                     profileID: data.profileID?.value, metadata: metadata, error: error
                 )

@@ -729,6 +729,9 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         for list in [session.permissions, session.declinedPermissions, session.expiredPermissions] {
             bytes += list.reduce(list.count * 24) { $0 + $1.utf8.count }
         }
+        for scope in session.granularScopes {
+            bytes += 40 + scope.scope.utf8.count + (scope.targetIDs ?? []).reduce(0) { $0 + 24 + $1.utf8.count }
+        }
         if let profile = session.profile {
             for field in Profile.Field.allCases {
                 bytes += 16 + (profile[field]?.utf8.count ?? 0)

@@ -26,9 +26,10 @@ public struct PostgresLoginStateStore: LoginStateStore {
             let rows = try connection.query(
                 """
                 INSERT INTO login_states (state_hash, app_id, owner, redirect_uri, slot, scopes, auth_type, auth_nonce,
-                                          expires_at)
+                                          config_id, expires_at)
                 VALUES (\(hash), \(draft.appID), \(draft.owner), \(draft.redirectURI), \(draft.slot), \(draft.scopes),
-                        \(draft.authType?.rawValue), \(draft.authNonce), now() + make_interval(secs => \(lifetime)))
+                        \(draft.authType?.rawValue), \(draft.authNonce), \(draft.configID),
+                        now() + make_interval(secs => \(lifetime)))
                 RETURNING created_at, expires_at
                 """)
             guard let row = rows.first else { throw MigrationError("INSERT returned no row") }
@@ -68,14 +69,15 @@ public struct PostgresLoginStateStore: LoginStateStore {
     }
 
     private static let columns: StaticString =
-        "app_id, owner, redirect_uri, slot, scopes, auth_type, auth_nonce, created_at, expires_at"
+        "app_id, owner, redirect_uri, slot, scopes, auth_type, auth_nonce, config_id, created_at, expires_at"
 
     private static func state(from row: PostgresRow) throws -> LoginState {
         let draft = LoginStateDraft(
             appID: try row.decode("app_id"), owner: try row.decode("owner"), redirectURI: try row.decode("redirect_uri"),
             slot: try row.decode("slot", as: Int?.self), scopes: try row.decode("scopes", as: [String].self),
             authType: try row.decode("auth_type", as: String?.self).flatMap(AuthType.init(rawValue:)),
-            authNonce: try row.decode("auth_nonce", as: String?.self))
+            authNonce: try row.decode("auth_nonce", as: String?.self),
+            configID: try row.decode("config_id", as: String?.self))
         return LoginState(draft: draft, createdAt: try row.decode("created_at"), expiresAt: try row.decode("expires_at"))
     }
 }

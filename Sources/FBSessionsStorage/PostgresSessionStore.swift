@@ -303,13 +303,13 @@ public struct PostgresSessionStore: SessionStore {
         return try rows.first.map(SessionRow.session)
     }
 
-    /// Closes one live session row: erases token and profile, releases the owner's active pointer. No event.
+    /// Closes one live session row: erases token, profile and granted assets, releases the owner's active pointer. No event.
     static func closeRow(_ id: String, appID: String, reason: ClosedReason, on connection: PostgresConnection) throws -> Session? {
         let changed = try connection.execute(
             """
             UPDATE sessions SET state = 'closed', closed_reason = \(reason.rawValue), closed_at = now(),
-                token_key_id = NULL, token_box = NULL, profile = NULL, action_required = NULL,
-                validating_until = NULL, updated_at = now()
+                token_key_id = NULL, token_box = NULL, profile = NULL, granular_scopes = '[]',
+                action_required = NULL, validating_until = NULL, updated_at = now()
             WHERE id = \(id) AND app_id = \(appID) AND state <> 'closed'
             """)
         guard changed > 0 else { return nil }
@@ -331,16 +331,19 @@ public struct PostgresSessionStore: SessionStore {
     ) throws {
         let sealed = try keyring.seal(Array(login.token.utf8), context: sessionID)
         let profile = SessionRow.profileJSON(login.profile)
+        let granularScopes = SessionRow.granularScopesJSON(login.granularScopes)
         if insert {
             try connection.execute(
                 """
                 INSERT INTO sessions (id, app_id, owner, slot, facebook_user_id, state, action_required, token_key_id,
                     token_box, token_expires_at, data_access_expires_at, token_refreshed_at, permissions,
-                    declined_permissions, expired_permissions, profile, profile_refreshed_at, validated_at, login_kind)
+                    declined_permissions, expired_permissions, granular_scopes, profile, profile_refreshed_at,
+                    validated_at, login_kind)
                 VALUES (\(sessionID), \(login.appID), \(login.owner), \(slot), \(login.facebookUserID), 'open',
                     \(login.action?.rawValue), \(sealed.keyID), \(sealed.box), \(login.tokenExpiresAt),
                     \(login.dataAccessExpiresAt), now(), \(login.permissions.granted), \(login.permissions.declined),
-                    \(login.permissions.expired), \(profile)::jsonb, now(), now(), \(login.kind.rawValue))
+                    \(login.permissions.expired), \(granularScopes)::jsonb, \(profile)::jsonb, now(), now(),
+                    \(login.kind.rawValue))
                 """)
         } else {
             try connection.execute(
@@ -349,7 +352,8 @@ public struct PostgresSessionStore: SessionStore {
                     token_box = \(sealed.box), token_expires_at = \(login.tokenExpiresAt),
                     data_access_expires_at = \(login.dataAccessExpiresAt), token_refreshed_at = now(),
                     permissions = \(login.permissions.granted), declined_permissions = \(login.permissions.declined),
-                    expired_permissions = \(login.permissions.expired), profile = \(profile)::jsonb,
+                    expired_permissions = \(login.permissions.expired), granular_scopes = \(granularScopes)::jsonb,
+                    profile = \(profile)::jsonb,
                     profile_refreshed_at = now(), validated_at = now(), updated_at = now(),
                     login_kind = \(login.kind.rawValue)
                 WHERE id = \(sessionID) AND app_id = \(login.appID)

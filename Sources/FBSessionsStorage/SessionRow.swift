@@ -13,7 +13,7 @@ enum SessionRow {
     enum Column: Int, CaseIterable {
         case id, appID, owner, slot, facebookUserID, state, closedReason, closedAt, actionRequired, tokenExpiresAt
         case dataAccessExpiresAt, tokenRefreshedAt, permissions, declinedPermissions, expiredPermissions
-        case profileRefreshedAt, validatedAt, createdAt, updatedAt, loginKind, active, hasProfile
+        case granularScopes, profileRefreshedAt, validatedAt, createdAt, updatedAt, loginKind, active, hasProfile
 
         /// The entry in the select list: a column of `sessions s`, or an expression with its name.
         var sql: String {
@@ -33,6 +33,7 @@ enum SessionRow {
             case .permissions: "s.permissions"
             case .declinedPermissions: "s.declined_permissions"
             case .expiredPermissions: "s.expired_permissions"
+            case .granularScopes: "s.granular_scopes::text AS granular_scopes"
             case .profileRefreshedAt: "s.profile_refreshed_at"
             case .validatedAt: "s.validated_at"
             case .createdAt: "s.created_at"
@@ -99,7 +100,9 @@ enum SessionRow {
             dataAccessExpiresAt: try row.decode(at(.dataAccessExpiresAt), as: Date?.self),
             tokenRefreshedAt: try row.decode(at(.tokenRefreshedAt), as: Date?.self),
             permissions: try row.decode(at(.permissions)), declinedPermissions: try row.decode(at(.declinedPermissions)),
-            expiredPermissions: try row.decode(at(.expiredPermissions)), profile: profile,
+            expiredPermissions: try row.decode(at(.expiredPermissions)),
+            granularScopes: try granularScopes(fromJSON: try row.decode(at(.granularScopes), as: String.self)),
+            profile: profile,
             profileRefreshedAt: try row.decode(at(.profileRefreshedAt), as: Date?.self),
             validatedAt: try row.decode(at(.validatedAt), as: Date?.self), createdAt: try row.decode(at(.createdAt)),
             updatedAt: try row.decode(at(.updatedAt)), active: try row.decode(at(.active)),
@@ -117,6 +120,33 @@ enum SessionRow {
             throw SessionRowLayoutError()
         }
         return base
+    }
+
+    /// One `sessions.granular_scopes` element (migration 0012): `target_ids` is left out when debug_token left it
+    /// out.
+    private struct StoredScope: Codable {
+        let scope: String
+        let targetIDs: [String]?
+
+        enum CodingKeys: String, CodingKey {
+            case scope
+            case targetIDs = "target_ids"
+        }
+    }
+
+    /// The `sessions.granular_scopes` jsonb text for `scopes`.
+    static func granularScopesJSON(_ scopes: [GranularScope]) -> String {
+        guard !scopes.isEmpty else { return "[]" }
+        let stored = scopes.map { StoredScope(scope: $0.scope, targetIDs: $0.targetIDs) }
+        return (try? String(decoding: JSONEncoder().encode(stored), as: UTF8.self)) ?? "[]"
+    }
+
+    /// The scopes in `sessions.granular_scopes` as text. Most sessions have none, and `[]` is read without a parser.
+    static func granularScopes(fromJSON text: String) throws -> [GranularScope] {
+        guard text != "[]" else { return [] }
+        return try JSONDecoder().decode([StoredScope].self, from: Data(text.utf8)).map {
+            GranularScope(scope: $0.scope, targetIDs: $0.targetIDs)
+        }
     }
 
     /// The `sessions.profile` jsonb text: ``Profile``'s `Codable` object (absent fields left out).

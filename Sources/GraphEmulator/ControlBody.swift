@@ -65,6 +65,21 @@ struct ControlBody {
         return number
     }
 
+    /// An object whose members are arrays of strings, e.g. asset ids per permission.
+    func stringLists(_ key: String) throws -> [String: [String]]? {
+        guard let value = value(key) else { return nil }
+        guard let members = value.objectValue else { throw wrongType(key, "an object of string arrays") }
+        var lists: [String: [String]] = [:]
+        for (name, element) in members {
+            guard let array = element.arrayValue else { throw wrongType(key, "an object of string arrays") }
+            lists[name] = try array.map { item in
+                guard let text = item.stringValue else { throw wrongType(key, "an object of string arrays") }
+                return text
+            }
+        }
+        return lists
+    }
+
     func strings(_ key: String) throws -> [String]? {
         guard let value = value(key) else { return nil }
         guard let array = value.arrayValue else { throw wrongType(key, "an array of strings") }

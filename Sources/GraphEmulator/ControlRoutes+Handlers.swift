@@ -50,7 +50,7 @@ extension ControlRoutes {
             bytes,
             allowed: [
                 "app_id", "user_id", "type", "long_lived", "expires_in", "data_access_expires_in", "granted",
-                "declined", "expired", "page_id", "page_name", "auth_type", "auth_nonce", "sso",
+                "declined", "expired", "page_id", "page_name", "auth_type", "auth_nonce", "sso", "assets",
             ])
         let appID = try body.requiredString("app_id")
         switch try body.string("type")?.lowercased() ?? "user" {
@@ -63,17 +63,41 @@ extension ControlRoutes {
                 pageName: body.string("page_name") ?? "Emulated Page",
                 granted: body.strings("granted") ?? ["pages_show_list"])
             return Self.json(token, now: emulator.now)
+        case "system_user":
+            let token = try emulator.issueSystemUserToken(
+                appID: appID, userID: body.requiredString("user_id"),
+                granted: body.strings("granted") ?? ["business_management"], assets: body.stringLists("assets") ?? [:])
+            return Self.json(token, now: emulator.now)
         case "user":
             let token = try emulator.issueToken(
                 appID: appID, userID: body.requiredString("user_id"), longLived: body.bool("long_lived") ?? false,
                 expiresIn: body.int("expires_in"), dataAccessExpiresIn: body.int("data_access_expires_in"),
                 granted: body.strings("granted") ?? ["public_profile"], declined: body.strings("declined") ?? [],
                 expired: body.strings("expired") ?? [], authType: body.string("auth_type"),
-                authNonce: body.string("auth_nonce"), sso: body.string("sso"))
+                authNonce: body.string("auth_nonce"), sso: body.string("sso"), assets: body.stringLists("assets") ?? [:])
             return Self.json(token, now: emulator.now)
         default:
-            throw ControlError(400, "invalid_request", "Field type must be user, app or page.")
+            throw ControlError(400, "invalid_request", "Field type must be user, system_user, app or page.")
         }
+    }
+
+    /// `POST /__emulator/business-configs`: `{app_id, id?, permissions, assets?: {permission: [ids]},
+    /// token_type?: "user" | "system_user"}`.
+    func defineConfiguration(_ bytes: [UInt8]) throws -> JSONValue {
+        let body = try ControlBody(bytes, allowed: ["id", "app_id", "permissions", "assets", "token_type"])
+        let kind: TokenKind
+        switch try body.string("token_type") ?? "user" {
+        case "user": kind = .user
+        case "system_user": kind = .systemUser
+        default: throw ControlError(400, "invalid_request", "Field token_type must be user or system_user.")
+        }
+        guard let permissions = try body.strings("permissions") else {
+            throw ControlError(400, "invalid_request", "Field permissions is required.")
+        }
+        let configuration = try emulator.defineConfiguration(
+            id: body.string("id"), appID: body.requiredString("app_id"), permissions: permissions,
+            assets: body.stringLists("assets") ?? [:], tokenKind: kind)
+        return Self.json(configuration)
     }
 
     func inspectToken(_ bytes: [UInt8]) throws -> JSONValue {

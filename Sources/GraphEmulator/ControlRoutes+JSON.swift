@@ -27,7 +27,20 @@ extension ControlRoutes {
             ("data_access_expires_at", .int(token.dataAccessExpiresAt)), ("granted", .strings(token.granted)),
             ("declined", .strings(token.declined)), ("expired", .strings(token.expired)),
             ("invalidation", token.invalidation.map { .int(Int64($0.rawValue)) } ?? .null),
-            ("page_id", token.pageID.map { .string($0) } ?? .null),
+            ("page_id", token.pageID.map { .string($0) } ?? .null), ("assets", assets(token.targets)),
+        ])
+    }
+
+    /// Asset ids per permission, keys sorted.
+    static func assets(_ targets: [String: [String]]) -> JSONValue {
+        .object(targets.keys.sorted().map { ($0, .strings(targets[$0] ?? [])) })
+    }
+
+    static func json(_ configuration: BusinessConfiguration) -> JSONValue {
+        .object([
+            ("id", .string(configuration.id)), ("app_id", .string(configuration.appID)),
+            ("permissions", .strings(configuration.permissions)), ("assets", assets(configuration.assets)),
+            ("token_type", .string(configuration.tokenKind == .systemUser ? "system_user" : "user")),
         ])
     }
 

@@ -54,6 +54,9 @@ struct ControlRoutes {
         case ("POST", ["tokens", "inspect"]): return (200, try inspectToken(body))
         case ("POST", ["tokens", "invalidate"]): return (200, try invalidate(body))
         case ("POST", ["codes"]): return (201, try mintCode(body))
+        case ("POST", ["business-configs"]): return (201, try defineConfiguration(body))
+        case ("GET", ["business-configs"]):
+            return (200, .object([("configs", .array(emulator.businessConfigurations.map(Self.json)))]))
         case ("PUT", ["latency"]): return (200, try setLatency(body))
         case ("GET", ["latency"]): return (200, latencyState())
         case ("POST", ["faults"]): return (201, try injectFault(body))
@@ -92,7 +95,7 @@ struct ControlRoutes {
             .strings([
                 "POST /__emulator/reset", "POST|GET /__emulator/apps", "POST|GET /__emulator/users",
                 "PATCH /__emulator/users/{id}", "POST /__emulator/tokens", "POST /__emulator/tokens/inspect",
-                "POST /__emulator/tokens/invalidate", "POST /__emulator/codes", "PUT|GET /__emulator/latency",
+                "POST /__emulator/tokens/invalidate", "POST /__emulator/codes", "POST|GET /__emulator/business-configs", "PUT|GET /__emulator/latency",
                 "POST|GET|DELETE /__emulator/faults", "PUT /__emulator/app-usage", "GET|POST /__emulator/clock",
                 "GET|DELETE /__emulator/counters", "PUT|GET /__emulator/options", "POST /__emulator/demo",
                 "POST /__emulator/demo-token?user=alice", "POST /__emulator/limited/tokens",

@@ -12,12 +12,19 @@ enum DialogPage {
         case "rerequest": html += "<p class=note>This app is asking again for permissions you declined.</p>\n"
         default: break
         }
+        if let configuration = login.configuration {
+            let kind = configuration.tokenKind == .systemUser ? "a system user of your business" : "you"
+            html += "<p class=note>Facebook Login for Business: this app asks to act as \(kind) on the assets"
+            html += " below; grant all of it or cancel.</p>\n"
+        }
         html += "<form method=post action=\"/\(escape(version))/dialog/oauth\">\n"
         let hidden: [(String, String?)] = [
             ("client_id", login.app.id), ("redirect_uri", login.redirectURI), ("state", login.state),
             ("scope", login.scopes.joined(separator: ",")),
             ("response_type", login.responseTypes.sorted().joined(separator: ",")), ("auth_type", login.authType),
             ("auth_nonce", login.authNonce), ("nonce", login.nonce), ("grants_shown", "1"),
+            ("config_id", login.configuration?.id),
+            ("override_default_response_type", login.configuration.map { _ in "true" }),
         ]
         for (name, value) in hidden {
             guard let value else { continue }

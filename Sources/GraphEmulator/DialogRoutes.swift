@@ -69,7 +69,10 @@ enum DialogRoutes {
         let key = GrantKey(appID: login.app.id, userID: userID)
         let previous = store.grants[key] ?? Grant(granted: [], declined: [], expired: [])
         let asked = login.asked(given: previous)
-        let checked = request.parameter("grants_shown") == nil ? Set(asked) : Set(request.parameters(named: "grant"))
+        // A Login for Business configuration is granted whole: the person grants all of it or cancels.
+        let checked =
+            request.parameter("grants_shown") == nil || login.configuration != nil
+            ? Set(asked) : Set(request.parameters(named: "grant"))
         var granted = previous.granted + asked.filter { checked.contains($0) }
         var declined = previous.declined.filter { !granted.contains($0) } + asked.filter { !checked.contains($0) }
         var expired = previous.expired
@@ -89,8 +92,16 @@ enum DialogRoutes {
         var pairs: [(String, String)] = []
         let types = login.responseTypes
         if types.contains("code") || !types.contains("token") {
+            // With a configuration, the code gives a token of its type, on its assets, with exactly its permissions
+            // (and public_profile) whatever the person granted this app before.
+            let codeGrant =
+                login.configuration.map {
+                    EmulatorStore.normalized(granted: $0.permissions, declined: [], expired: [])
+                } ?? grant
             if let code = try? store.issueCode(
-                appID: login.app.id, userID: userID, redirectURI: login.redirectURI, grant: grant, metadata: metadata)
+                appID: login.app.id, userID: userID, redirectURI: login.redirectURI, grant: codeGrant,
+                metadata: metadata, kind: login.configuration?.tokenKind ?? .user,
+                targets: login.configuration?.assets ?? [:])
             {
                 pairs.append(("code", code))
             }
@@ -129,6 +140,8 @@ struct DialogLogin {
     let limitedTracking: Bool
     /// The OIDC `nonce` a Limited Login token carries.
     let nonce: String?
+    /// The Facebook Login for Business configuration named by `config_id`; its permissions replace `scope`.
+    var configuration: BusinessConfiguration? = nil
 
     /// The permissions the dialog asks about: the requested ones not yet granted, leaving out previously declined
     /// ones unless `auth_type=rerequest`. `public_profile` is always granted and never asked.
@@ -176,8 +189,27 @@ struct DialogLogin {
             return .failure(
                 DialogFailure(status: 400, title: "Error", message: "The response_type parameter is not supported."))
         }
-        let scopes = (request.parameter("scope") ?? "").split(whereSeparator: { $0 == "," || $0 == " " })
+        var scopes = (request.parameter("scope") ?? "").split(whereSeparator: { $0 == "," || $0 == " " })
             .map(String.init)
+        var configuration: BusinessConfiguration?
+        if let configID = request.parameter("config_id") {
+            // Login for Business (docs/facebook-graph.md §4.6b): the configuration must be this app's, and the
+            // dialog is asked for a code with override_default_response_type=true; its permissions replace scope.
+            guard let found = store.businessConfigurations[configID], found.appID == app.id else {
+                return .failure(
+                    DialogFailure(
+                        status: 400, title: "Error",
+                        message: "The configuration \(configID) does not exist or does not belong to this app."))
+            }
+            guard types == ["code"], request.parameter("override_default_response_type") == "true" else {
+                return .failure(
+                    DialogFailure(
+                        status: 400, title: "Error",
+                        message: "config_id needs response_type=code and override_default_response_type=true."))
+            }
+            configuration = found
+            scopes = found.permissions
+        }
         let authType = request.parameter("auth_type").flatMap {
             ["rerequest", "reauthenticate", "reauthorize"].contains($0) ? $0 : nil
         }
@@ -185,7 +217,8 @@ struct DialogLogin {
             DialogLogin(
                 app: app, redirectURI: redirectURI, state: request.parameter("state"), scopes: scopes,
                 responseTypes: types, authType: authType, authNonce: request.parameter("auth_nonce"),
-                limitedTracking: request.parameter("tracking") == "limited", nonce: request.parameter("nonce")))
+                limitedTracking: request.parameter("tracking") == "limited", nonce: request.parameter("nonce"),
+                configuration: configuration))
     }
 }
 

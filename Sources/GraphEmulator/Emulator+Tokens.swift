@@ -15,12 +15,14 @@ extension Emulator {
     ///   - authType: `debug_token` `metadata.auth_type`.
     ///   - authNonce: `debug_token` `metadata.auth_nonce`.
     ///   - sso: `debug_token` `metadata.sso`, e.g. `ios`.
+    ///   - assets: asset ids per granted permission (`granular_scopes` `target_ids`).
     /// - Returns: the token.
     /// - Throws: ``EmulatorError`` for an unknown app or user or a negative lifetime.
     public func issueToken(
         appID: String, userID: String, longLived: Bool = false, expiresIn: Int64? = nil,
         dataAccessExpiresIn: Int64? = nil, granted: [String] = ["public_profile"], declined: [String] = [],
-        expired: [String] = [], authType: String? = nil, authNonce: String? = nil, sso: String? = nil
+        expired: [String] = [], authType: String? = nil, authNonce: String? = nil, sso: String? = nil,
+        assets: [String: [String]] = [:]
     ) throws -> IssuedToken {
         let metadata = [("auth_type", authType), ("auth_nonce", authNonce), ("sso", sso)]
             .compactMap { name, value in value.map { (name, $0) } }
@@ -28,7 +30,7 @@ extension Emulator {
             try $0.issueUserToken(
                 appID: appID, userID: userID, longLived: longLived, expiresIn: expiresIn,
                 dataAccessExpiresIn: dataAccessExpiresIn, granted: granted, declined: declined, expired: expired,
-                metadata: metadata)
+                metadata: metadata, targets: assets)
         }.snapshot
     }
 

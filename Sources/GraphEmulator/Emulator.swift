@@ -3,10 +3,12 @@
 //
 // Graph surface (graph.facebook.com style, `/vNN.N/...` or unversioned):
 //   GET  /me, /{user-id}                      fields selection, picture modifiers, email/link permission rules
-//   GET  /debug_token                         USER, APP and PAGE shapes; bad input tokens at HTTP 200
+//   GET  /debug_token                         USER, SYSTEM_USER, APP and PAGE shapes, granular_scopes with
+//                                             target_ids; bad input tokens at HTTP 200
 //   GET|POST /oauth/access_token              code exchange, fb_exchange_token, client_credentials,
 //                                             fb_extend_sso_token
-//   GET|POST /vNN.N/dialog/oauth              the login dialog (an HTML page with plain forms)
+//   GET|POST /vNN.N/dialog/oauth              the login dialog (an HTML page with plain forms); config_id for
+//                                             Facebook Login for Business
 //   GET|DELETE /{id}/permissions[/{perm}]     with `permission` and `status` filters
 //   GET  /{id}/picture                        302 to /__cdn/... or JSON with redirect=false
 //   GET  /__cdn/platform/profilepic/?...      deterministic PNG bytes until `ext`, then 403
@@ -26,9 +28,11 @@
 //                                             has_picture?} → the user
 //   GET    /__emulator/users
 //   PATCH  /__emulator/users/{id}             the same fields; null removes one
-//   POST   /__emulator/tokens                 {app_id, user_id?, type?: user|app|page, long_lived?, expires_in?,
-//                                             data_access_expires_in?, granted?, declined?, expired?, page_id?,
-//                                             page_name?, auth_type?, auth_nonce?, sso?} → the token
+//   POST   /__emulator/tokens                 {app_id, user_id?, type?: user|system_user|app|page, long_lived?,
+//                                             expires_in?, data_access_expires_in?, granted?, declined?, expired?,
+//                                             page_id?, page_name?, auth_type?, auth_nonce?, sso?, assets?}
+//                                             → the token
+//   POST|GET /__emulator/business-configs     {app_id, id?, permissions, assets?, token_type?: user|system_user}
 //   POST   /__emulator/tokens/inspect         {access_token} → the token's state
 //   POST   /__emulator/tokens/invalidate      {access_token | user_id [+ app_id], subcode}
 //   POST   /__emulator/codes                  {app_id, user_id, redirect_uri, granted?, declined?} → {code}

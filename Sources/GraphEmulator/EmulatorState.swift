@@ -40,6 +40,8 @@ struct EmulatorStore: Sendable {
     var userOrder: [String] = []
     /// Tokens by token string.
     var tokens: [String: TokenRecord] = [:]
+    /// Facebook Login for Business configurations by id (each of one app).
+    var businessConfigurations: [String: BusinessConfiguration] = [:]
     /// Authorization codes by code string.
     var codes: [String: AuthorizationCode] = [:]
     /// The permissions each user gave each app (key: app id, user id). A user is visible to an app while a grant

@@ -4,7 +4,8 @@ extension EmulatorStore {
     mutating func issueUserToken(
         appID: String, userID: String, kind: TokenKind = .user, longLived: Bool, expiresIn: Int64?,
         dataAccessExpiresIn: Int64?, granted: [String], declined: [String], expired: [String],
-        pageID: String? = nil, pageName: String? = nil, metadata: [(String, String)] = []
+        pageID: String? = nil, pageName: String? = nil, metadata: [(String, String)] = [],
+        targets: [String: [String]] = [:]
     ) throws -> TokenRecord {
         _ = try app(appID)
         _ = try user(userID)
@@ -17,7 +18,8 @@ extension EmulatorStore {
             expiresAt: lifetime == 0 ? 0 : now + lifetime,
             dataAccessExpiresAt: now + (dataAccessExpiresIn ?? configuration.dataAccessLifetime),
             isLongLived: longLived, granted: permissions.granted, declined: permissions.declined,
-            expired: permissions.expired, pageID: pageID, pageName: pageName, metadata: metadata)
+            expired: permissions.expired, pageID: pageID, pageName: pageName, metadata: metadata,
+            targets: targets.filter { permissions.granted.contains($0.key) })
         tokens[record.string] = record
         grants[GrantKey(appID: appID, userID: userID)] = permissions
         SecretLedger.noteToken(record.string, appSecret: apps[appID]?.secret)
@@ -167,7 +169,8 @@ extension EmulatorStore {
 
     /// Mints an authorization code.
     mutating func issueCode(
-        appID: String, userID: String, redirectURI: String, grant: Grant, metadata: [(String, String)]
+        appID: String, userID: String, redirectURI: String, grant: Grant, metadata: [(String, String)],
+        kind: TokenKind = .user, targets: [String: [String]] = [:]
     ) throws -> String {
         _ = try app(appID)
         _ = try user(userID)
@@ -175,7 +178,7 @@ extension EmulatorStore {
         while codes[code] != nil { code = RandomText.code() }
         codes[code] = AuthorizationCode(
             appID: appID, userID: userID, redirectURI: redirectURI, granted: grant.granted, declined: grant.declined,
-            createdAt: now, used: false, metadata: metadata)
+            createdAt: now, used: false, metadata: metadata, kind: kind, targets: targets)
         SecretLedger.note("oauth code", code)
         return code
     }

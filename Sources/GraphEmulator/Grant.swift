@@ -21,4 +21,8 @@ struct AuthorizationCode: Sendable {
     let createdAt: Int64
     var used: Bool
     let metadata: [(String, String)]
+    /// The token the code exchange gives: a user's, or (Login for Business) a system user's.
+    var kind: TokenKind = .user
+    /// The asset ids per permission a Login for Business configuration granted.
+    var targets: [String: [String]] = [:]
 }

@@ -38,7 +38,7 @@ extension GraphRoutes {
         }
     }
 
-    /// The USER or PAGE shape. Invalid tokens keep `app_id` and `user_id` and add `error` (with `subcode`, not
+    /// The USER, SYSTEM_USER or PAGE shape. Invalid tokens keep `app_id` and `user_id` and add `error` (with `subcode`, not
     /// `error_subcode`); tokens invalidated for another reason than expiry show `expires_at: 0`.
     static func tokenData(_ record: TokenRecord, store: EmulatorStore) -> JSONValue {
         let now = store.now
@@ -64,7 +64,19 @@ extension GraphRoutes {
         }
         if record.kind == .page, let pageID = record.pageID { members.append(("profile_id", .string(pageID))) }
         members.append(("scopes", .strings(record.granted)))
-        members.append(("granular_scopes", .array(record.granted.map { .object([("scope", .string($0))]) })))
+        // "If permission applies to all, targets will not be shown": `target_ids` only for permissions granted on
+        // chosen assets (Facebook Login for Business, Page tokens made with them).
+        members.append(
+            (
+                "granular_scopes",
+                .array(
+                    record.granted.map { scope in
+                        guard let targets = record.targets[scope], !targets.isEmpty else {
+                            return .object([("scope", .string(scope))])
+                        }
+                        return .object([("scope", .string(scope)), ("target_ids", .strings(targets))])
+                    })
+            ))
         if let userID = record.userID { members.append(("user_id", .string(userID))) }
         return .object(members)
     }

@@ -42,9 +42,12 @@ extension GraphRoutes {
         record.used = true
         store.codes[code] = record
         do {
+            // A system user's token (Login for Business) does not expire; a user's is short-lived.
+            let systemUser = record.kind == .systemUser
             let token = try store.issueUserToken(
-                appID: app.id, userID: record.userID, longLived: false, expiresIn: nil, dataAccessExpiresIn: nil,
-                granted: record.granted, declined: record.declined, expired: [], metadata: record.metadata)
+                appID: app.id, userID: record.userID, kind: record.kind, longLived: systemUser,
+                expiresIn: systemUser ? 0 : nil, dataAccessExpiresIn: nil, granted: record.granted,
+                declined: record.declined, expired: [], metadata: record.metadata, targets: record.targets)
             return GraphAnswer(.json(bearer(token, now: store.now)))
         } catch {
             return GraphAnswer(.error(.codeMalformed))

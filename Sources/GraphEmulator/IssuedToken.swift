@@ -26,6 +26,9 @@ public enum TokenKind: String, Sendable {
     case app = "APP"
     /// A Page access token (`PAGE`).
     case page = "PAGE"
+    /// A Business Integration System User access token (`SYSTEM_USER`; docs/facebook-graph.md §3.2 says how sure
+    /// that value is).
+    case systemUser = "SYSTEM_USER"
 }
 
 /// A snapshot of a token the emulator issued. Times are Unix seconds on the emulator's clock.
@@ -56,6 +59,9 @@ public struct IssuedToken: Sendable, Equatable {
     public let invalidation: TokenInvalidation?
     /// The Page id of a Page token.
     public let pageID: String?
+    /// The asset ids each permission was granted on (Facebook Login for Business); `debug_token` lists them as
+    /// `granular_scopes` `target_ids`. A permission without an entry applies to all objects.
+    public let targets: [String: [String]]
 
     /// Seconds until expiry from `now` (what `expires_in` says), or nil for a token that never expires.
     public func expiresIn(now: Int64) -> Int64? {

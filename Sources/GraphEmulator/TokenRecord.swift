@@ -16,12 +16,14 @@ struct TokenRecord: Sendable {
     var pageName: String?
     /// `debug_token` metadata: `auth_type`, `auth_nonce`, `sso`.
     var metadata: [(String, String)] = []
+    /// The asset ids per permission (`granular_scopes` `target_ids`).
+    var targets: [String: [String]] = [:]
 
     var snapshot: IssuedToken {
         IssuedToken(
             accessToken: string, appID: appID, userID: userID, kind: kind, issuedAt: issuedAt, expiresAt: expiresAt,
             dataAccessExpiresAt: dataAccessExpiresAt, isLongLived: isLongLived, granted: granted, declined: declined,
-            expired: expired, invalidation: invalidation, pageID: pageID)
+            expired: expired, invalidation: invalidation, pageID: pageID, targets: targets)
     }
 
     /// The hard failure of this token at `now` (invalidated or expired), ignoring data-access expiry.
@@ -40,6 +42,7 @@ struct TokenRecord: Sendable {
     mutating func revoke(_ permission: String) {
         granted.removeAll { $0 == permission }
         expired.removeAll { $0 == permission }
+        targets[permission] = nil
         if !declined.contains(permission) { declined.append(permission) }
     }
 }

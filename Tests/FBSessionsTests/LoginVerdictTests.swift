@@ -164,16 +164,19 @@ import Testing
         graph.permissions = Answer(result: .failure(Self.activeTokenRequired))
         graph.exchange = Answer(result: .failure(.other(GraphErrorDetail(code: 100, message: "no user token"))))
         let outcome = await Self.outcome(graph)
-        #expect(outcome.status == 422 && outcome.code == "token_rejected" && outcome.graphCode == 2500)
+        #expect(outcome.status == 422 && outcome.code == "unsupported_token_type" && outcome.graphCode == 2500)
     }
 
     @Test func aPageTokenIsRefusedThoughMeAnswered() async {
         var graph = ScriptedGraph(debug: Answer(result: .success(Self.valid(type: "PAGE")), delay: 40))
         graph.me = Answer(result: .success(GraphProfile(Profile(id: "10000000000000001", name: "A Page"))))
         let outcome = await Self.outcome(graph)
-        #expect(outcome.status == 422 && outcome.code == "token_rejected" && outcome.graphCode == nil)
+        #expect(outcome.status == 422 && outcome.code == "unsupported_token_type" && outcome.graphCode == nil)
+        // A missing type is refused too: only a token Graph calls USER is a person's.
         let untyped = await Self.outcome(ScriptedGraph(debug: Answer(result: .success(Self.valid(type: nil)))))
-        #expect(untyped.status == 422 && untyped.code == "token_rejected")
+        #expect(untyped.status == 422 && untyped.code == "unsupported_token_type")
+        let system = await Self.outcome(ScriptedGraph(debug: Answer(result: .success(Self.valid(type: "SYSTEM_USER")))))
+        #expect(system.status == 422 && system.code == "unsupported_token_type")
     }
 
     @Test func aUserTokenThatMeThenRefusesIsRejected() async {

@@ -89,13 +89,13 @@ import TestSupport
         // that (and a retry would not help): 422 with Graph's detail, never a 502 that looks like an outage.
         let appToken = try harness.emulator.appToken(for: harness.facebookApp.id)
         let app = try await harness.login(owner: "o", token: appToken)
-        #expect(app.status == 422 && app.errorCode == "token_rejected", "\(app.text)")
+        #expect(app.status == 422 && app.errorCode == "unsupported_token_type", "\(app.text)")
         #expect(((app.json["error"] as? [String: Any])?["graph"] as? [String: Any])?["code"] as? Int == 2500)
         #expect(!app.text.contains(appToken) && !app.text.contains(harness.facebookApp.secret))
         let page = try harness.emulator.issuePageToken(
             appID: harness.facebookApp.id, userID: user.id, pageID: "20000000000000001").accessToken
         let pageLogin = try await harness.login(owner: "o", token: page)
-        #expect(pageLogin.status == 422 && pageLogin.errorCode == "token_rejected", "\(pageLogin.text)")
+        #expect(pageLogin.status == 422 && pageLogin.errorCode == "unsupported_token_type", "\(pageLogin.text)")
         #expect(try await harness.rows("SELECT count(*) AS n FROM sessions").first?.decode("n", as: Int.self) == 0)
         #expect(try await harness.rows("SELECT count(*) AS n FROM events").first?.decode("n", as: Int.self) == 0)
     }

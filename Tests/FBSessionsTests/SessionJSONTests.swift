@@ -55,6 +55,12 @@ import Testing
                 "refreshed_at": .time(session.tokenRefreshedAt), "permissions": .strings(session.permissions),
                 "declined_permissions": .strings(session.declinedPermissions),
                 "expired_permissions": .strings(session.expiredPermissions),
+                "granular_scopes": .array(
+                    session.granularScopes.map { granted in
+                        var entry: [String: Expected] = ["scope": .string(granted.scope)]
+                        if let targets = granted.targetIDs { entry["target_ids"] = .strings(targets) }
+                        return .object(entry)
+                    }),
             ])
         var object: [String: Expected] = [
             "id": .string(session.id), "login_kind": .string(session.loginKind.rawValue), "owner": .string(session.owner),
@@ -82,6 +88,10 @@ import Testing
         func maybeDate() -> Date? { Bool.random(using: &generator) ? date() : nil }
         func list() -> [String] { (0..<Int.random(in: 0...3, using: &generator)).map { _ in text() } }
         let state = [SessionState.open, .tokenLoaded, .closed][seed % 3]
+        // Granted assets: none, permissions that apply to all (no target_ids), or ids (an empty list kept as such).
+        let granularScopes = (0..<Int.random(in: 0...3, using: &generator)).map { _ in
+            GranularScope(scope: text(), targetIDs: Bool.random(using: &generator) ? nil : list())
+        }
         var profile: Profile?
         if seed % 4 != 0 {
             var fields = Profile(id: text())
@@ -94,7 +104,8 @@ import Testing
             closedReason: state == .closed ? ClosedReason.allCases[seed % ClosedReason.allCases.count] : nil,
             closedAt: maybeDate(), storedAction: [nil, ActionRequired.reauthorize, .rerequest][seed % 3],
             tokenExpiresAt: maybeDate(), dataAccessExpiresAt: maybeDate(), tokenRefreshedAt: maybeDate(),
-            permissions: list(), declinedPermissions: list(), expiredPermissions: list(), profile: profile,
+            permissions: list(), declinedPermissions: list(), expiredPermissions: list(),
+            granularScopes: state == .closed ? [] : granularScopes, profile: profile,
             profileRefreshedAt: maybeDate(), validatedAt: maybeDate(), createdAt: date(), updatedAt: date(),
             active: Bool.random(using: &generator))
     }

@@ -5,7 +5,9 @@
    warning about the spec, a piece it could not type) fails the check.
 2. Drives the whole flow through the generated client alone, asserting on typed fields: login with an access
    token and through the code flow, status, the owner's list, switching the active account, the picture as bytes
-   and as JSON, a login URL, the events feed, the token reveal, an error, and logout with revoke.
+   and as JSON, a login URL, a Facebook Login for Business login (a login URL with `config_id`, the dialog, the
+   code flow, the granted assets in `token.granular_scopes`), a system user's token refused with
+   `unsupported_token_type`, the events feed, the token reveal, an error, and logout with revoke.
 3. Validates every answer of that flow against the pydantic models: JSON bodies against the operation's schema
    (errors against Error), and the X-Request-Id, ETag and Retry-After headers against their named schemas. An
    answer the flow did not validate fails the check.
@@ -34,6 +36,9 @@ import yaml
 # finding: a warning about the spec, or a piece it could not generate.
 GENERATOR_PROGRESS = re.compile(r"Generating \S+")
 DEMO_APP_ID = "1000000000000001"
+# A Facebook Login for Business configuration the emulator is told about (digits, as Facebook's ids are).
+BUSINESS_CONFIG_ID = "4242424242424242"
+BUSINESS_PAGES = ["20000000000000001", "20000000000000002"]
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -56,7 +61,9 @@ def approve_in_dialog(url, user_id):
     """What the person's browser does: approve the login dialog at `url` as `user_id`; returns the redirect."""
     parts = urllib.parse.urlsplit(url)
     fields = dict(urllib.parse.parse_qsl(parts.query))
-    form = {key: fields[key] for key in ("client_id", "redirect_uri", "state", "scope") if key in fields}
+    form = {key: fields[key] for key in (
+        "client_id", "redirect_uri", "state", "scope", "response_type", "config_id", "override_default_response_type",
+    ) if key in fields}
     form.update({"user_id": user_id, "action": "approve"})
     if "auth_type" in fields:
         form["auth_type"] = fields["auth_type"]
@@ -176,8 +183,8 @@ def run_flow(fbs, models, base_url, key):
         get_session_token)
     from fbsessiond_client.models import (
         AccessTokenLogin, ActivateRequest, AuthType, ClosedReason, CodeLogin, Error, ErrorCode, EventType,
-        GetSessionValidate, LoginURL, LoginURLRequest, PictureDescription, PictureType, Profile, Revocation,
-        Session, SessionList, SessionState, TokenInfo, Validation)
+        GetSessionValidate, GranularScope, LoginURL, LoginURLRequest, PictureDescription, PictureType, Profile,
+        Revocation, Session, SessionList, SessionState, TokenInfo, Validation)
     from fbsessiond_client.types import UNSET, File
 
     flow = Flow(fbs, models)
@@ -211,6 +218,44 @@ def run_flow(fbs, models, base_url, key):
         owner=owner, code=landed["code"][0], state=landed["state"][0], activate=False)),
         201, models.Session, "login through the code flow")
     assert second.slot == 1 and not second.active and second.profile.name == "Bob Client"
+    # A login without a configuration: no permission is limited to assets.
+    assert all(isinstance(entry, GranularScope) and entry.target_ids is UNSET
+               for entry in second.token.granular_scopes)
+
+    # Facebook Login for Business, for another owner: a login URL with the configuration (no scope), the dialog,
+    # the code flow; the session's token names the assets granted, typed.
+    business_owner = owner + "/business"
+    emulator("POST", "business-configs", {
+        "id": BUSINESS_CONFIG_ID, "app_id": DEMO_APP_ID, "permissions": ["pages_show_list", "business_management"],
+        "assets": {"pages_show_list": BUSINESS_PAGES}})
+    cid = emulator("POST", "users", {"name": "Cid Client"})["id"]
+    business_url = flow.check(create_login_url.sync_detailed(client=client, body=LoginURLRequest(
+        owner=business_owner, redirect_uri=base_url + "/callback", config_id=BUSINESS_CONFIG_ID)),
+        201, models.LoginURL, "a Login for Business URL")
+    asked = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(business_url.url).query))
+    assert asked["config_id"] == BUSINESS_CONFIG_ID and asked["response_type"] == "code", sorted(asked)
+    assert asked["override_default_response_type"] == "true" and "scope" not in asked, sorted(asked)
+    assert business_url.review_required == []
+    landed = urllib.parse.parse_qs(urllib.parse.urlsplit(approve_in_dialog(business_url.url, cid)).query)
+    business = flow.check(create_session.sync_detailed(client=client, body=CodeLogin(
+        owner=business_owner, code=landed["code"][0], state=landed["state"][0])),
+        201, models.Session, "a Login for Business through the code flow")
+    granted = [(entry.scope, None if entry.target_ids is UNSET else list(entry.target_ids))
+               for entry in business.token.granular_scopes]
+    assert all(isinstance(entry, GranularScope) for entry in business.token.granular_scopes)
+    assert granted == [("public_profile", None), ("pages_show_list", BUSINESS_PAGES),
+                       ("business_management", None)], granted
+    listed_business = flow.check(list_owner_sessions.sync_detailed(business_owner, client=client), 200,
+                                 models.SessionList, "the Login for Business owner's sessions")
+    assert [entry.target_ids for entry in listed_business.sessions[0].token.granular_scopes][1] == BUSINESS_PAGES
+
+    # A system user's token is not a person's: refused, typed.
+    system_token = emulator("POST", "tokens", {
+        "app_id": DEMO_APP_ID, "user_id": cid, "type": "system_user", "granted": ["business_management"]})["access_token"]
+    refused = flow.check(create_session.sync_detailed(client=client, body=AccessTokenLogin(
+        owner=business_owner + "/system", access_token=system_token)), 422, None, "a system user's token")
+    assert isinstance(refused, Error) and refused.error.code == ErrorCode.UNSUPPORTED_TOKEN_TYPE
+    assert refused.error.token_type == "SYSTEM_USER"
 
     # Status, the owner's list, switching the active account.
     status = flow.check(get_session.sync_detailed(first.id, client=client, validate=GetSessionValidate.ALWAYS),

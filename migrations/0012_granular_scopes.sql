@@ -1,0 +1,18 @@
+-- Purpose: Facebook Login for Business (docs/login-flow.md, "Facebook Login for Business"). A session keeps
+-- debug_token's granular_scopes from its last login (each permission with the asset ids it was granted on), and a
+-- login-URL state remembers the Login for Business configuration its dialog was opened with.
+--
+-- sessions.granular_scopes: a JSON array of {"scope": text, "target_ids"?: [text]} exactly as debug_token listed
+-- it ("target_ids" left out when Facebook left it out: the permission applies to every object). '[]' for Limited
+-- Login sessions and for closed ones: closing erases it with the token and the profile.
+--
+-- Numbered 0012: 0010 and 0011 are other changes developed at the same time.
+
+ALTER TABLE sessions ADD COLUMN granular_scopes jsonb NOT NULL DEFAULT '[]'
+    CHECK (jsonb_typeof(granular_scopes) = 'array');
+ALTER TABLE sessions ADD CONSTRAINT sessions_closed_granular_scopes_erased
+    CHECK (state <> 'closed' OR granular_scopes = '[]'::jsonb);
+
+-- Digits only, as Facebook's object ids are; never together with scopes.
+ALTER TABLE login_states ADD COLUMN config_id text
+    CHECK (config_id IS NULL OR (config_id ~ '^[0-9]{1,32}$' AND cardinality(scopes) = 0));
