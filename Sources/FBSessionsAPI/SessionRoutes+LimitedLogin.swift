@@ -24,16 +24,17 @@ extension SessionRoutes {
     }
 
     /// `PUT /v1/sessions/{id}/authentication-token`: a token the SDK refreshed by itself replaces a limited
-    /// session's (``LimitedLogin/refresh(sessionID:app:authenticationToken:)``). The path id is checked first (404),
-    /// then the body (400), then the token (422), then the session (404, 410, 409, and 422 `wrong_subject` or
-    /// `not_newer`).
+    /// session's (``LimitedLogin/refresh(sessionID:app:authenticationToken:)``). First the session (404 for an
+    /// impossible, unknown or another app's id, 410 closed, 409 standard), then the body (400), then the token
+    /// (422 with its `reason`), then, in the write, `wrong_subject` and `not_newer`.
     /// - Remark: HTTP PUT /v1/sessions/{id}/authentication-token (openapi.yaml operationId refreshAuthenticationToken)
     /// - Returns: 200 with the session as status shows it.
     static func refreshAuthenticationToken(_ context: RouteContext, flow: LimitedLogin?) async throws -> Response {
         let app = try context.app()
         let id = try Validation.pathSessionID(context)
-        let body = try context.decode(RefreshRequest.self)
         guard let flow else { throw APIError.from(ServiceError.databaseUnavailable) }
+        _ = try await flow.refreshableSession(id, app: app)
+        let body = try context.decode(RefreshRequest.self)
         let session = try await flow.refresh(sessionID: id, app: app, authenticationToken: body.authenticationToken)
         return .json(status: 200, body: SessionDTO(session: session, validation: .fresh).jsonBytes)
     }
