@@ -11,6 +11,10 @@ import Foundation
 /// stores the session: it must be this service's, this owner's and this app's, unused and unexpired, and it is
 /// used up there, so two logins racing with one nonce (on any number of instances) cannot both win. A refused
 /// token changes nothing and leaves its nonce usable.
+///
+/// A token the iOS SDK (18.1 and later) refreshed by itself replaces a limited session's through
+/// ``refresh(sessionID:app:authenticationToken:)`` (`LimitedLogin+Refresh.swift`): every check above but the nonce,
+/// then `sub` and a later `iat`, decided by one conditional write.
 public struct LimitedLogin: Sendable {
     /// Lifetimes and leeway.
     public struct Configuration: Sendable {
