@@ -17,6 +17,9 @@ extension APIError {
         case .expired: message = "The authentication_token has expired; log in again."
         case .notYetValid: message = "The authentication_token's iat is in the future."
         case .missingClaim(let claim): message = "The authentication_token has no \(claim) claim."
+        case .wrongSubject: message = "The authentication_token is another Facebook user's than the session's."
+        case .notNewer:
+            message = "The authentication_token was not issued after the session's current one (a replay or an older token)."
         }
         var mapped = APIError(
             422, .authenticationTokenInvalid, message, extra: ["reason": error.reason, "field": "authentication_token"])

@@ -78,6 +78,9 @@ public struct APIError: Error, Sendable {
                 return APIError(
                     409, .noGraphToken,
                     "This session logged in with Limited Login; it holds no access token that Graph accepts.")
+            case .notLimited:
+                return APIError(
+                    409, .notLimited, "This session did not log in with Limited Login; it has no authentication_token to refresh.")
             }
         case LoginError.tokenForAnotherApp:
             return APIError(422, .tokenAppMismatch, "The access token was issued for another Facebook app.")

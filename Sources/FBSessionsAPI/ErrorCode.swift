@@ -38,4 +38,5 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case nonceExpired = "nonce_expired"
     case noGraphToken = "no_graph_token"
     case pictureNotCached = "picture_not_cached"
+    case notLimited = "not_limited"
 }

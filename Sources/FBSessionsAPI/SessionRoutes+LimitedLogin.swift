@@ -22,4 +22,36 @@ extension SessionRoutes {
         return .json(
             status: stored.created ? 201 : 200, body: SessionDTO(session: stored.session, validation: .fresh).jsonBytes)
     }
+
+    /// `PUT /v1/sessions/{id}/authentication-token`: a token the SDK refreshed by itself replaces a limited
+    /// session's (``LimitedLogin/refresh(sessionID:app:authenticationToken:)``). First the session (404 for an
+    /// impossible, unknown or another app's id, 410 closed, 409 standard), then the body (400), then the token
+    /// (422 with its `reason`), then, in the write, `wrong_subject` and `not_newer`.
+    /// - Remark: HTTP PUT /v1/sessions/{id}/authentication-token (openapi.yaml operationId refreshAuthenticationToken)
+    /// - Returns: 200 with the session as status shows it.
+    static func refreshAuthenticationToken(_ context: RouteContext, flow: LimitedLogin?) async throws -> Response {
+        let app = try context.app()
+        let id = try Validation.pathSessionID(context)
+        guard let flow else { throw APIError.from(ServiceError.databaseUnavailable) }
+        _ = try await flow.refreshableSession(id, app: app)
+        let body = try context.decode(RefreshRequest.self)
+        let session = try await flow.refresh(sessionID: id, app: app, authenticationToken: body.authenticationToken)
+        return .json(status: 200, body: SessionDTO(session: session, validation: .fresh).jsonBytes)
+    }
+}
+
+/// The body of `PUT /v1/sessions/{id}/authentication-token`: `authentication_token`, a string, and nothing else
+/// (unknown fields and wrong types are 400 `invalid_request` naming the field).
+struct RefreshRequest: Decodable {
+    let authenticationToken: String
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case authenticationToken = "authentication_token"
+    }
+
+    init(from decoder: any Decoder) throws {
+        try AnyKey.rejectUnknownFields(in: decoder, known: CodingKeys.self)
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        authenticationToken = try fields.decode(String.self, forKey: .authenticationToken)
+    }
 }

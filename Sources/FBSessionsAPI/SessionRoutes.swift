@@ -59,6 +59,11 @@ enum SessionRoutes {
                 }
                 return .json(status: 200, body: SessionDTO(session: session, validation: .cached, revocation: revocation).jsonBytes)
             }),
+            /// - Remark: HTTP PUT /v1/sessions/{id}/authentication-token (openapi.yaml operationId
+            ///   refreshAuthenticationToken)
+            Route(
+                "PUT", "/v1/sessions/{id}/authentication-token", operationID: "refreshAuthenticationToken", scope: .sessions,
+                acceptsJSON: true, body: .waiting { context in try await refreshAuthenticationToken(context, flow: limitedFlow) }),
             /// - Remark: HTTP GET /v1/sessions/{id}/token (openapi.yaml operationId getSessionToken)
             Route("GET", "/v1/sessions/{id}/token", operationID: "getSessionToken", scope: .tokensRead, body: .waiting { context in
                 let app = try context.app()

@@ -22,8 +22,12 @@ public struct AuthenticationTokenClaims: Sendable, Equatable {
     public let expiresAt: Date
     /// `iat`.
     public let issuedAt: Date
-    /// `nonce`: the value the app passed to the SDK (this service's nonce).
-    public let nonce: String
+    /// `nonce`: at login, the value the app passed to the SDK (this service's nonce); in a refreshed token, the SDK's
+    /// own (a UUID), or none. Nil only when read without ``NonceRule/required``.
+    public let nonce: String?
+    /// `cnf.jkt`: the JWK thumbprint (RFC 7638) of the device key the token is bound to (SDK 18.1 and later), nil
+    /// when the token has no `cnf` or its `cnf` no `jkt`.
+    public let deviceKeyThumbprint: String?
     /// `name`.
     public let name: String?
     /// `given_name`.
@@ -47,13 +51,24 @@ public struct AuthenticationTokenClaims: Sendable, Equatable {
         "user_link",
     ]
 
+    /// Whether a token must carry a `nonce`.
+    public enum NonceRule: Sendable {
+        /// A login: the nonce is this service's, so it must be there.
+        case required
+        /// A refresh: the SDK made the nonce (or sent none); it is not this service's to check.
+        case notChecked
+    }
+
     /// Reads the payload of a token whose signature checked.
-    /// - Parameter payload: the decoded payload bytes.
+    /// - Parameters:
+    ///   - payload: the decoded payload bytes.
+    ///   - nonceRule: whether `nonce` must be present (a login) or is not looked at beyond its type (a refresh).
     /// - Throws: ``AuthenticationTokenError/malformed`` unless it is a JSON object (nested at most
-    ///   ``CompactJWS/maxDepth`` deep) whose claims have their types (`exp` and `iat` numbers, the others strings);
-    ///   ``AuthenticationTokenError/missingClaim(_:)`` when `iss`, `aud`, `sub`, `jti`, `exp`, `iat` or `nonce` is
-    ///   absent, null or an empty string.
-    public init(verifiedPayload payload: [UInt8]) throws(AuthenticationTokenError) {
+    ///   ``CompactJWS/maxDepth`` deep) whose claims have their types (`exp` and `iat` numbers, `cnf` an object whose
+    ///   `jkt`, if any, is a non-empty string, the others strings); ``AuthenticationTokenError/missingClaim(_:)``
+    ///   when `iss`, `aud`, `sub`, `jti`, `exp`, `iat` or (with ``NonceRule/required``) `nonce` is absent, null or
+    ///   an empty string.
+    public init(verifiedPayload payload: [UInt8], nonceRule: NonceRule = .required) throws(AuthenticationTokenError) {
         guard SignedRequest.Envelope.nestingFits(payload, limit: CompactJWS.maxDepth) else { throw .malformed }
         let wire: Wire
         do {
@@ -71,7 +86,12 @@ public struct AuthenticationTokenClaims: Sendable, Equatable {
         tokenID = try required(wire.jti, "jti")
         guard let exp = wire.exp else { throw .missingClaim("exp") }
         guard let iat = wire.iat else { throw .missingClaim("iat") }
-        nonce = try required(wire.nonce, "nonce")
+        switch nonceRule {
+        case .required: nonce = try required(wire.nonce, "nonce")
+        case .notChecked: nonce = wire.nonce
+        }
+        if let jkt = wire.cnf?.jkt, jkt.isEmpty { throw .malformed }
+        deviceKeyThumbprint = wire.cnf?.jkt
         expiresAt = Date(timeIntervalSince1970: exp)
         issuedAt = Date(timeIntervalSince1970: iat)
         name = wire.name
@@ -130,6 +150,7 @@ public struct AuthenticationTokenClaims: Sendable, Equatable {
         let email: String?
         let picture: String?
         let userLink: String?
+        let cnf: Confirmation?
         /// The names of the optional permission-bearing claims present (any type, not null).
         let present: Set<String>
 
@@ -162,6 +183,7 @@ public struct AuthenticationTokenClaims: Sendable, Equatable {
             email = try string("email")
             picture = try string("picture")
             userLink = try string("user_link")
+            cnf = try container.decodeIfPresent(Confirmation.self, forKey: AnyClaimKey("cnf"))
             var present: Set<String> = []
             for name in AuthenticationTokenClaims.permissionClaimNames
             where container.contains(AnyClaimKey(name)) && !((try? container.decodeNil(forKey: AnyClaimKey(name))) ?? true) {
@@ -169,6 +191,12 @@ public struct AuthenticationTokenClaims: Sendable, Equatable {
             }
             self.present = present
         }
+    }
+
+    /// The `cnf` (confirmation, RFC 7800) claim: an object; of its members only `jkt` (RFC 9449 §6.1) is read, and
+    /// must be a string when present.
+    struct Confirmation: Decodable {
+        let jkt: String?
     }
 
     /// A claim name as a coding key.

@@ -1,5 +1,5 @@
-/// Why a Limited Login `AuthenticationToken` was refused (422 `authentication_token_invalid` with `reason`).
-/// Nothing was stored, no event was written, and the token's nonce stays usable.
+/// Why a Limited Login `AuthenticationToken` was refused (422 `authentication_token_invalid` with `reason`), at login
+/// or at a refresh. Nothing was stored, no event was written, and a login token's nonce stays usable.
 public enum AuthenticationTokenError: Error, Sendable, Equatable {
     /// Not a compact JWS of three base64url parts with JSON objects for header and payload, over 16 KiB, or a claim
     /// of the wrong JSON type.
@@ -20,6 +20,11 @@ public enum AuthenticationTokenError: Error, Sendable, Equatable {
     case notYetValid
     /// A required claim (`iss`, `aud`, `sub`, `jti`, `exp`, `iat`, `nonce`) is absent, null or empty.
     case missingClaim(String)
+    /// A refresh only: `sub` is not the session's Facebook user.
+    case wrongSubject
+    /// A refresh only: `iat` is not later than the stored token's (a replay of it, or an older token; also the
+    /// loser of refreshes racing with one token).
+    case notNewer
 
     /// The `reason` sent with the error, e.g. `bad_signature`.
     public var reason: String {
@@ -33,12 +38,14 @@ public enum AuthenticationTokenError: Error, Sendable, Equatable {
         case .expired: "expired"
         case .notYetValid: "not_yet_valid"
         case .missingClaim: "missing_claim"
+        case .wrongSubject: "wrong_subject"
+        case .notNewer: "not_newer"
         }
     }
 
     /// Every reason, in the order the checks run (for the spec and its test).
     public static let reasons = [
         "malformed", "unsupported_algorithm", "unknown_key", "bad_signature", "missing_claim", "wrong_issuer",
-        "wrong_audience", "expired", "not_yet_valid",
+        "wrong_audience", "expired", "not_yet_valid", "wrong_subject", "not_newer",
     ]
 }

@@ -11,6 +11,10 @@ import Foundation
 /// stores the session: it must be this service's, this owner's and this app's, unused and unexpired, and it is
 /// used up there, so two logins racing with one nonce (on any number of instances) cannot both win. A refused
 /// token changes nothing and leaves its nonce usable.
+///
+/// A token the iOS SDK (18.1 and later) refreshed by itself replaces a limited session's through
+/// ``refresh(sessionID:app:authenticationToken:)`` (`LimitedLogin+Refresh.swift`): every check above but the nonce,
+/// then `sub` and a later `iat`, decided by one conditional write.
 public struct LimitedLogin: Sendable {
     /// Lifetimes and leeway.
     public struct Configuration: Sendable {
@@ -56,11 +60,18 @@ public struct LimitedLogin: Sendable {
         return (text, stored)
     }
 
-    /// Verifies a token for an app, without looking at its nonce.
+    /// Verifies a token for an app, without looking up its nonce: every check of the list above but the nonce's.
+    /// - Parameters:
+    ///   - token: the token.
+    ///   - app: the caller's app (`aud` must be its Facebook app id).
+    ///   - nonceRule: ``AuthenticationTokenClaims/NonceRule/required`` for a login (the claim must be there; the
+    ///     caller then checks it is this service's), `notChecked` for a refresh (the SDK made it).
     /// - Returns: the claims.
     /// - Throws: ``AuthenticationTokenError`` for a refused token; ``SigningKeyError`` when the key set cannot be
     ///   had and no key for the token's `kid` is cached.
-    public func verify(_ token: String, app: App) async throws -> AuthenticationTokenClaims {
+    public func verify(
+        _ token: String, app: App, nonceRule: AuthenticationTokenClaims.NonceRule = .required
+    ) async throws -> AuthenticationTokenClaims {
         let jws = try CompactJWS(parsing: token)
         guard jws.algorithm == "RS256" else { throw AuthenticationTokenError.unsupportedAlgorithm }
         guard let kid = jws.keyID, !kid.isEmpty, let key = try await keys.key(for: kid) else {
@@ -69,7 +80,7 @@ public struct LimitedLogin: Sendable {
         guard key.isValidRS256Signature(jws.signature, for: jws.signingInput) else {
             throw AuthenticationTokenError.badSignature
         }
-        let claims = try AuthenticationTokenClaims(verifiedPayload: jws.payload)
+        let claims = try AuthenticationTokenClaims(verifiedPayload: jws.payload, nonceRule: nonceRule)
         try claims.check(audience: app.facebookAppID, now: clock(), leeway: configuration.leeway)
         return claims
     }
@@ -89,12 +100,13 @@ public struct LimitedLogin: Sendable {
         -> StoredLogin
     {
         let claims = try await verify(authenticationToken, app: app)
-        guard LoginNonce.isWellFormed(claims.nonce) else { throw LoginNonceError.invalid }
+        guard let nonce = claims.nonce, LoginNonce.isWellFormed(nonce) else { throw LoginNonceError.invalid }
         let record = LoginRecord(
             appID: app.id, owner: owner, requestedSlot: slot, activate: activate, maxSlots: sessions.policy.maxSlots,
             facebookUserID: claims.subject, token: authenticationToken, tokenExpiresAt: claims.expiresAt,
             dataAccessExpiresAt: nil, permissions: claims.permissions, profile: claims.profile, action: nil,
-            kind: .limited, nonce: NonceUse(hash: LoginNonce.hash(claims.nonce), owner: owner))
+            kind: .limited, nonce: NonceUse(hash: LoginNonce.hash(nonce), owner: owner), tokenIssuedAt: claims.issuedAt,
+            deviceKeyThumbprint: claims.deviceKeyThumbprint)
         var stored = try await sessions.store.storeLogin(record)
         stored.session = sessions.present(stored.session, now: Date())
         return stored

@@ -10,6 +10,17 @@ public protocol SessionStore: Sendable {
     ///   the record's nonce cannot be used.
     func storeLogin(_ login: LoginRecord) async throws -> StoredLogin
 
+    /// Replaces a live limited session's token with a verified, refreshed one, with one conditional write: only
+    /// while the session is open, of kind `limited`, of the token's `sub`, and holding a token issued before this
+    /// one. Writes the profile and token from the claims, `token.changed` (`user_changed: false`,
+    /// `binding_changed`) and, when the profile changed, `profile.changed`, in the same transaction; a changed
+    /// picture URL drops the picture cached from the old one.
+    /// - Returns: the session as stored now.
+    /// - Throws: ``SessionError/notFound``, ``SessionError/closed``, ``SessionError/notLimited``, or
+    ///   ``AuthenticationTokenError/wrongSubject`` / ``AuthenticationTokenError/notNewer`` (from
+    ///   ``RefreshRecord/refusal(storedUserID:)``); nothing is written then.
+    func storeRefresh(_ refresh: RefreshRecord) async throws -> Session
+
     /// One session (live or closed), or nil when unknown to this app.
     func session(id: String, appID: String) async throws -> Session?
 
@@ -165,13 +176,17 @@ public struct LoginRecord: Sendable {
     /// stores nothing) unless it is unused, unexpired, this app's and this owner's. Its slot applies when
     /// `requestedSlot` is nil.
     public var nonce: NonceUse?
+    /// A Limited Login token's `iat`: what a later refresh must beat (nil for a standard login).
+    public var tokenIssuedAt: Date?
+    /// A Limited Login token's `cnf.jkt`, if it has one.
+    public var deviceKeyThumbprint: String?
 
     /// Creates a record.
     public init(
         appID: String, owner: String, requestedSlot: Int?, activate: Bool, maxSlots: Int, facebookUserID: String,
         token: String, tokenExpiresAt: Date?, dataAccessExpiresAt: Date?, permissions: GraphPermissions,
         profile: Profile, action: ActionRequired?, kind: LoginKind = .standard, nonce: NonceUse? = nil,
-        granularScopes: [GranularScope] = []
+        granularScopes: [GranularScope] = [], tokenIssuedAt: Date? = nil, deviceKeyThumbprint: String? = nil
     ) {
         self.appID = appID
         self.owner = owner
@@ -188,6 +203,8 @@ public struct LoginRecord: Sendable {
         self.action = action
         self.kind = kind
         self.nonce = nonce
+        self.tokenIssuedAt = tokenIssuedAt
+        self.deviceKeyThumbprint = deviceKeyThumbprint
     }
 }
 
@@ -244,4 +261,6 @@ public enum SessionError: Error, Equatable, Sendable {
     case closed
     /// The session is a Limited Login one: it holds no token Graph accepts (`GET …/token` is 409).
     case noGraphToken
+    /// The session is a standard one: it has no Limited Login token to refresh (409 `not_limited`).
+    case notLimited
 }

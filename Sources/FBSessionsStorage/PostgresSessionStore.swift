@@ -60,6 +60,9 @@ public struct PostgresSessionStore: SessionStore {
                 created = false
                 let before = try Self.read(existing.id, appID: login.appID, on: connection)?.profile
                 try Self.writeToken(login, sessionID: sessionID, keyring: keyring, insert: false, slot: existing.slot, on: connection)
+                if login.kind == .limited, before?.pictureURL != login.profile.pictureURL {
+                    try Self.dropLimitedPicture(appID: login.appID, facebookUserID: login.facebookUserID, on: connection)
+                }
                 events.append(
                     SessionEvent(
                         .tokenChanged, sessionID: sessionID, owner: login.owner,
@@ -338,12 +341,12 @@ public struct PostgresSessionStore: SessionStore {
                 INSERT INTO sessions (id, app_id, owner, slot, facebook_user_id, state, action_required, token_key_id,
                     token_box, token_expires_at, data_access_expires_at, token_refreshed_at, permissions,
                     declined_permissions, expired_permissions, granular_scopes, profile, profile_refreshed_at,
-                    validated_at, login_kind)
+                    validated_at, login_kind, token_issued_at, token_binding)
                 VALUES (\(sessionID), \(login.appID), \(login.owner), \(slot), \(login.facebookUserID), 'open',
                     \(login.action?.rawValue), \(sealed.keyID), \(sealed.box), \(login.tokenExpiresAt),
                     \(login.dataAccessExpiresAt), now(), \(login.permissions.granted), \(login.permissions.declined),
                     \(login.permissions.expired), \(granularScopes)::jsonb, \(profile)::jsonb, now(), now(),
-                    \(login.kind.rawValue))
+                    \(login.kind.rawValue), \(login.tokenIssuedAt), \(login.deviceKeyThumbprint))
                 """)
         } else {
             try connection.execute(
@@ -355,7 +358,8 @@ public struct PostgresSessionStore: SessionStore {
                     expired_permissions = \(login.permissions.expired), granular_scopes = \(granularScopes)::jsonb,
                     profile = \(profile)::jsonb,
                     profile_refreshed_at = now(), validated_at = now(), updated_at = now(),
-                    login_kind = \(login.kind.rawValue)
+                    login_kind = \(login.kind.rawValue), token_issued_at = \(login.tokenIssuedAt),
+                    token_binding = \(login.deviceKeyThumbprint)
                 WHERE id = \(sessionID) AND app_id = \(login.appID)
                 """)
         }

@@ -47,6 +47,8 @@ public struct AuthenticationTokenRequest: Sendable {
     public var signer: Signer = .current
     /// A payload to sign instead of the claims (any text, even one that is not JSON).
     public var rawPayload: String?
+    /// `cnf.jkt`: the thumbprint of the device key the token is bound to (iOS SDK 18.1); nil for no `cnf` claim.
+    public var deviceKeyThumbprint: String?
 
     /// A token for `userID` of `appID` carrying `nonce`, with every other field at its default.
     public init(appID: String, userID: String, nonce: String) {
@@ -66,4 +68,33 @@ public struct MintedAuthenticationToken: Sendable {
     public let claims: String
     /// `exp`, Unix seconds.
     public let expiresAt: Int64
+    /// `iat`, Unix seconds.
+    public let issuedAt: Int64
+}
+
+/// What ``Emulator/refreshAuthenticationToken(_:)`` (and `POST /limited_login/refresh/`) takes: the current token
+/// as the SDK's direct refresh sends it, and which device key the new token is bound to.
+public struct LimitedRefreshRequest: Sendable {
+    /// The new token's `cnf.jkt`.
+    public enum Binding: Sendable, Equatable {
+        /// The hint's (none if it had none): the SDK still holds the same device key.
+        case keep
+        /// Another key's thumbprint: the SDK made a new device key.
+        case rebind(String)
+        /// No `cnf` claim.
+        case unbound
+    }
+
+    /// `id_token_hint`: the token to refresh.
+    public var hint: String
+    /// `app_id`.
+    public var appID: String
+    /// The new token's binding. Default: the hint's.
+    public var binding: Binding = .keep
+
+    /// A refresh of `hint` for `appID`, keeping the hint's binding.
+    public init(hint: String, appID: String) {
+        self.hint = hint
+        self.appID = appID
+    }
 }

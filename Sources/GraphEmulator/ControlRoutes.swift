@@ -101,6 +101,7 @@ struct ControlRoutes {
                 "POST /__emulator/demo-token?user=alice", "POST /__emulator/limited/tokens",
                 "POST /__emulator/limited/demo-token?user=alice&nonce=...", "GET|PUT /__emulator/limited/keys",
                 "POST /__emulator/limited/keys/rotate", "GET /__emulator/limited/uninstalls",
+                "POST /__emulator/limited/refresh",
             ])
         ),
         ("endpoints", .strings(GraphEndpoint.allCases.map(\.rawValue))),

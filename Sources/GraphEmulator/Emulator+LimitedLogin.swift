@@ -24,6 +24,24 @@ extension Emulator {
         try mintAuthenticationToken(AuthenticationTokenRequest(appID: appID, userID: userID, nonce: nonce))
     }
 
+    /// Refreshes a token as the SDK's direct refresh (`POST /limited_login/refresh/`) would get it refreshed: a new
+    /// token for the same person, with a later `iat`, a new `exp`, the SDK's own nonce (a UUID), and the hint's
+    /// `cnf.jkt` unless the request binds it otherwise.
+    /// - Throws: ``EmulatorError`` naming the refusal (the hint is not this emulator's, another app's, or expired).
+    public func refreshAuthenticationToken(_ request: LimitedRefreshRequest) throws -> MintedAuthenticationToken {
+        let base = baseURL
+        let result = state.withStore { $0.refreshAuthenticationToken(request, baseURL: base) }
+        switch result {
+        case .success(let minted): return minted
+        case .failure(let error): throw EmulatorError("the refresh was refused: \(error.message)")
+        }
+    }
+
+    /// Tokens the direct refresh handed out so far.
+    public var limitedRefreshCount: Int {
+        state.withStore { $0.limited.refreshed }
+    }
+
     /// Makes a new signing key, first in the key set; without `keepPrevious` the old keys leave the set (tokens
     /// they signed stop verifying wherever the new set is fetched).
     /// - Returns: the new key's `kid`.
@@ -55,8 +73,11 @@ extension Emulator {
     /// - Parameters:
     ///   - user: `alice`, `bob`, or a user id.
     ///   - nonce: the nonce (from `POST /v1/login-nonces`).
+    ///   - deviceKeyThumbprint: the `cnf.jkt` to bind the token to, if any.
     /// - Throws: ``EmulatorError`` for an unknown user.
-    public func mintDemoAuthenticationToken(user: String, nonce: String) throws -> MintedAuthenticationToken {
+    public func mintDemoAuthenticationToken(user: String, nonce: String, deviceKeyThumbprint: String? = nil) throws
+        -> MintedAuthenticationToken
+    {
         if state.withStore({ $0.apps[Self.demoAppID] == nil }) { seedDemo() }
         let userID: String
         switch user.lowercased() {
@@ -64,6 +85,8 @@ extension Emulator {
         case "bob": userID = Self.demoBobID
         default: userID = user
         }
-        return try mintAuthenticationToken(appID: Self.demoAppID, userID: userID, nonce: nonce)
+        var request = AuthenticationTokenRequest(appID: Self.demoAppID, userID: userID, nonce: nonce)
+        request.deviceKeyThumbprint = deviceKeyThumbprint
+        return try mintAuthenticationToken(request)
     }
 }

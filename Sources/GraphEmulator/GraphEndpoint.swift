@@ -23,6 +23,8 @@ public enum GraphEndpoint: String, Sendable, CaseIterable, Hashable {
     case jwks
     /// Limited Login's uninstall endpoint, `POST /platform/uninstall/`.
     case uninstall
+    /// Limited Login's direct refresh (iOS SDK 18.1), `POST /limited_login/refresh/`.
+    case limitedRefresh = "limited_refresh"
     /// Any other Graph path (unknown nodes and edges).
     case other
 }

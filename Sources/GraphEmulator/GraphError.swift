@@ -172,6 +172,8 @@ struct GraphError: Error, Sendable, Equatable {
     static let invalidIDToken = tokenError("Invalid id_token.")
     static let expiredIDToken = tokenError("The id_token has expired.", subcode: 463)
 
+    static let missingDPoPProof = GraphError("(#100) A DPoP proof header is required", code: 100)
+
     static func missingParameter(_ name: String) -> GraphError {
         GraphError("(#100) The parameter \(name) is required", code: 100)
     }

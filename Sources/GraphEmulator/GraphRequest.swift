@@ -20,6 +20,8 @@ struct GraphRequest: Sendable {
     let traceID: String
     /// A problem found while decoding, answered before anything else.
     let problem: GraphError?
+    /// The `DPoP` header (RFC 9449), which the SDK's direct Limited Login refresh sends.
+    let dpopProof: String?
 
     /// The first value of parameter `name`, or nil.
     func parameter(_ name: String) -> String? {
@@ -37,6 +39,7 @@ struct GraphRequest: Sendable {
         case [".well-known", "openid-configuration"]: return .openIDConfiguration
         case [".well-known", "oauth", "openid", "jwks"]: return .jwks
         case ["platform", "uninstall"]: return .uninstall
+        case ["limited_login", "refresh"]: return .limitedRefresh
         default: break
         }
         switch segments.count {
@@ -105,7 +108,7 @@ struct GraphRequest: Sendable {
         return GraphRequest(
             method: method, segments: segments, version: version, parameters: parameters,
             accessToken: token(parameters: parameters, authorization: request.headers["Authorization"]),
-            baseURL: baseURL, traceID: RandomText.traceID(), problem: problem)
+            baseURL: baseURL, traceID: RandomText.traceID(), problem: problem, dpopProof: request.headers["DPoP"])
     }
 
     private static func isForm(_ contentType: String?) -> Bool {

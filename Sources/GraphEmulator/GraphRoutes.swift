@@ -60,7 +60,7 @@ enum GraphRoutes {
         case .permissions: return permissions(request, store: &store)
         case .picture: return picture(request, store: &store)
         case .dialog: return DialogRoutes.answer(request, store: &store)
-        case .openIDConfiguration, .jwks, .uninstall: return LimitedLoginRoutes.answer(request, store: &store)
+        case .openIDConfiguration, .jwks, .uninstall, .limitedRefresh: return LimitedLoginRoutes.answer(request, store: &store)
         case .cdn, .other: return other(request)
         }
     }

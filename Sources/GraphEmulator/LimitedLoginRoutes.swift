@@ -10,7 +10,10 @@ import HTTPServer
 ///   `Cache-Control: public, max-age=N` (3600 unless set otherwise; none at all when set to nil);
 /// - `POST /platform/uninstall/` with `id_token` and `app_id`: `{"success":true}` for a token this emulator
 ///   signed for that app and not expired; otherwise a Graph error (190 `Invalid id_token.`, 190/463 when expired,
-///   100 for a missing parameter).
+///   100 for a missing parameter);
+/// - `POST /limited_login/refresh/` with `id_token_hint` and `app_id` and a `DPoP` header (iOS SDK 18.1's direct
+///   refresh): `{"id_token", "expires_in"}`, a new token for the same person; the same errors for a hint it does
+///   not take, and 100 without a `DPoP` header.
 enum LimitedLoginRoutes {
     static func answer(_ request: GraphRequest, store: inout EmulatorStore) -> GraphAnswer {
         switch request.endpoint {
@@ -22,8 +25,38 @@ enum LimitedLoginRoutes {
             if store.limited.keys.isEmpty { _ = try? store.limited.signingKey() }
             let set = JSONValue.object([("keys", .array(store.limited.keys.map(\.jwk)))])
             return GraphAnswer(.raw(json(set, cacheControl: store.limited.maxAge.map { "public, max-age=\($0)" })))
+        case .limitedRefresh:
+            return refresh(request, store: &store)
         default:
             return uninstall(request, store: &store)
+        }
+    }
+
+    /// The SDK's direct refresh: a form `POST` with `id_token_hint` (the current token) and `app_id`, and a `DPoP`
+    /// proof header. The header must be there and non-empty; it is not verified (the emulator has no device key to
+    /// check it against, and the service never sees it: the app makes this call, not the backend). Answers
+    /// `{"id_token", "expires_in"}` with a new token for the same person (``EmulatorStore/refreshAuthenticationToken``),
+    /// or the errors of the uninstall endpoint for a hint it does not take.
+    private static func refresh(_ request: GraphRequest, store: inout EmulatorStore) -> GraphAnswer {
+        guard request.method == "POST" else { return GraphAnswer(.error(.unsupported(request.method, id: "refresh"))) }
+        guard let hint = request.parameter("id_token_hint"), !hint.isEmpty else {
+            return GraphAnswer(.error(.missingParameter("id_token_hint")))
+        }
+        guard let appID = request.parameter("app_id"), !appID.isEmpty else {
+            return GraphAnswer(.error(.missingParameter("app_id")))
+        }
+        guard let proof = request.dpopProof, proof.contains(where: { $0 != " " && $0 != "\t" }) else {
+            return GraphAnswer(.error(.missingDPoPProof))
+        }
+        guard store.apps[appID] != nil else { return GraphAnswer(.error(.invalidClientID)) }
+        switch store.refreshAuthenticationToken(
+            LimitedRefreshRequest(hint: hint, appID: appID), baseURL: request.baseURL)
+        {
+        case .failure(let error):
+            return GraphAnswer(.error(error))
+        case .success(let minted):
+            return GraphAnswer(
+                .json(.object([("id_token", .string(minted.token)), ("expires_in", .int(minted.expiresAt - minted.issuedAt))])))
         }
     }
 

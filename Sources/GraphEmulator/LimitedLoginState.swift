@@ -20,6 +20,8 @@ struct LimitedLoginState: Sendable {
     var uninstalls: [LimitedUninstall] = []
     /// Tokens minted so far.
     var minted = 0
+    /// Tokens the direct refresh handed out so far.
+    var refreshed = 0
 
     /// The signing key, made on first use.
     mutating func signingKey() throws -> SigningKey {

@@ -97,16 +97,22 @@ enum RunCommand {
                     curl -s -w '\\n' -X DELETE -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$SESSION"
 
                   Limited Login (an iOS user who declined tracking: the app gets an AuthenticationToken, no Graph token):
-                  a nonce for the app to pass to the SDK, a token the emulator signs for bob with it, the login, logout:
+                  a nonce for the SDK, a token the emulator signs for bob with it, the login, a refresh, logout:
                     NONCE=$(curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
                       -d '{"owner":"demo-user"}' \(base)/v1/login-nonces | sed -E 's/.*"nonce":"([^"]+)".*/\\1/')
-                    IDTOKEN=$(curl -s -X POST "\(instance.baseURL)/__emulator/limited/demo-token?user=bob&nonce=$NONCE" | sed -E 's/.*"authentication_token":"([^"]+)".*/\\1/')
+                    IDTOKEN=$(curl -s -X POST "\(instance.baseURL)/__emulator/limited/demo-token?user=bob&nonce=$NONCE&jkt=demo-device-key" | sed -E 's/.*"authentication_token":"([^"]+)".*/\\1/')
                     LIMITED=$(curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
                       -d "{\\"owner\\":\\"demo-user\\",\\"authentication_token\\":\\"$IDTOKEN\\"}" \(base)/v1/sessions | sed -E 's/.*"id":"(ses_[^"]+)".*/\\1/')
                     curl -s -w '\\n' -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$LIMITED"
+                    REFRESHED=$(curl -s -H 'DPoP: demo-device-proof' --data-urlencode "id_token_hint=$IDTOKEN" -d app_id=\(Emulator.demoAppID) \(instance.baseURL)/limited_login/refresh/ | sed -E 's/.*"id_token":"([^"]+)".*/\\1/')
+                    curl -s -w '\\n' -X PUT -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \\
+                      -d "{\\"authentication_token\\":\\"$REFRESHED\\"}" "\(base)/v1/sessions/$LIMITED/authentication-token"
                     curl -s -w '\\n' -X DELETE -H "Authorization: Bearer $KEY" "\(base)/v1/sessions/$LIMITED?revoke=true"
                   (the dialog below offers the same choice: "Ask app not to track" with a nonce in the login URL's
                   query, e.g. &tracking=limited&nonce=$NONCE, lands on the callback with #id_token=... instead.)
+                  (The refresh is what iOS SDK 18.1 does by itself: it POSTs the token to Limited Login's
+                  /limited_login/refresh/ with a DPoP proof of its device key and gets a new one, which the backend
+                  hands to PUT /v1/sessions/{id}/authentication-token; a replay of it is refused as not_newer.)
 
                   Or log in through the dialog in a browser: get a login URL, open its "url", pick a demo user;
                   the browser lands on \(Emulator.demoRedirectURI)?code=...&state=... (nothing listens there:

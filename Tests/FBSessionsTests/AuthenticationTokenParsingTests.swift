@@ -113,6 +113,35 @@ import Testing
         #expect(more.permissions.granted == ["public_profile", "user_friends"])
     }
 
+    @Test func aRefreshReadsTheClaimsWithoutTheNonceAndTheDeviceKeyBinding() throws {
+        func read(_ changes: [String: Any?], _ rule: AuthenticationTokenClaims.NonceRule) throws -> AuthenticationTokenClaims {
+            try AuthenticationTokenClaims(verifiedPayload: Array(try Self.claims(changes).utf8), nonceRule: rule)
+        }
+        // A login needs the nonce; a refresh takes a token without one, or with the SDK's own.
+        #expect(throws: AuthenticationTokenError.missingClaim("nonce")) { try read(["nonce": nil], .required) }
+        #expect(try read(["nonce": nil], .notChecked).nonce == nil)
+        #expect(try read(["nonce": "6F9619FF-8B86-D011-B42D-00C04FC964FF"], .notChecked).nonce != nil)
+        #expect(throws: AuthenticationTokenError.malformed) { try read(["nonce": 7], .notChecked) }
+        // cnf.jkt: optional; cnf must be an object and jkt a non-empty string; other members of cnf are ignored.
+        #expect(try read(["cnf": ["jkt": "NzbLsXh8"]], .notChecked).deviceKeyThumbprint == "NzbLsXh8")
+        #expect(try read(["cnf": ["x5t#S256": "abc"]], .notChecked).deviceKeyThumbprint == nil)
+        #expect(try read(["cnf": NSNull()], .notChecked).deviceKeyThumbprint == nil)
+        #expect(try read([:], .required).deviceKeyThumbprint == nil)
+        for cnf in ["key", ["jkt": 1], ["jkt": ""], ["jkt": ["a"]]] as [Any] {
+            #expect(throws: AuthenticationTokenError.malformed, "\(cnf)") { try read(["cnf": cnf], .notChecked) }
+        }
+        // What a refresh names a refusal, and when the binding counts as changed.
+        let record = RefreshRecord(
+            claims: try read(["cnf": ["jkt": "new-key"]], .notChecked), token: "t", sessionID: "ses_x", appID: "app")
+        #expect(record.refusal(storedUserID: "10229384756") == .notNewer)
+        #expect(record.refusal(storedUserID: "someone-else") == .wrongSubject)
+        #expect(record.changesBinding(from: "old-key") && !record.changesBinding(from: "new-key"))
+        #expect(!record.changesBinding(from: nil))
+        let unbound = RefreshRecord(claims: try read([:], .notChecked), token: "t", sessionID: "ses_x", appID: "app")
+        #expect(unbound.changesBinding(from: "old-key") && !unbound.changesBinding(from: nil))
+        #expect(AuthenticationTokenError.wrongSubject.reason == "wrong_subject" && AuthenticationTokenError.notNewer.reason == "not_newer")
+    }
+
     @Test func keySetsKeepOnlyUsableRS256Keys() throws {
         let key = try #require(Self.signer).publicKey
         let n = Base64URL.encode(key.modulus)

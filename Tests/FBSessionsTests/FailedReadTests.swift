@@ -28,6 +28,7 @@ final class FlakySessionStore: SessionStore, @unchecked Sendable {
     var closeCalls: Int { lock.withLock { closes } }
 
     func storeLogin(_ login: LoginRecord) async throws -> StoredLogin { try await base.storeLogin(login) }
+    func storeRefresh(_ refresh: RefreshRecord) async throws -> Session { try await base.storeRefresh(refresh) }
     func session(id: String, appID: String) async throws -> Session? {
         if failing.contains(.session) { throw ServiceError.databaseUnavailable }
         return try await base.session(id: id, appID: appID)

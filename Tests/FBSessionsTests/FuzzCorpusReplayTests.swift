@@ -100,12 +100,19 @@ import HTTPClient
         var signatures = 0
         var keySets = 0
         var claims = 0
+        var bound = 0
         for (_, bytes) in try Self.inputs("FuzzLimitedLogin") {
             let text = String(decoding: bytes, as: UTF8.self)
             if let jws = try? CompactJWS(parsing: text) {
                 if let parsed = try? AuthenticationTokenClaims(verifiedPayload: jws.payload) {
                     _ = try? parsed.check(audience: "4242", now: Date(), leeway: 60)
                     claims += 1
+                }
+                if let refreshed = try? AuthenticationTokenClaims(verifiedPayload: jws.payload, nonceRule: .notChecked) {
+                    let record = RefreshRecord(claims: refreshed, token: text, sessionID: "ses_replay", appID: "app_replay")
+                    _ = record.refusal(storedUserID: "10000000000000001")
+                    _ = record.changesBinding(from: "stored-thumbprint")
+                    if refreshed.deviceKeyThumbprint != nil { bound += 1 }
                 }
                 if example.isValidRS256Signature(jws.signature, for: jws.signingInput) { signatures += 1 }
             }
@@ -114,8 +121,9 @@ import HTTPClient
             if (try? AuthenticationTokenClaims(verifiedPayload: bytes)) != nil { claims += 1 }
             _ = CacheControl.maxAge([text])
         }
-        // The seeds: the RFC 7515 example verifies, the set has its one RSA key, the Facebook-shaped claims read.
-        #expect(signatures == 1 && keySets == 1 && claims == 2)
+        // The seeds: the RFC 7515 example verifies, the set has its one RSA key, the Facebook-shaped claims read (a
+        // login's and a refreshed one's, each as a token and alone); the refreshed token is bound to a device key.
+        #expect(signatures == 1 && keySets == 1 && claims == 4 && bound == 1)
     }
 
     @Test func migrationFiles() throws {

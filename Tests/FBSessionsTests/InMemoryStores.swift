@@ -68,6 +68,7 @@ struct UnusedAppStore: AppStore {
 /// A session store for route-level tests of routes that never reach it.
 struct UnusedSessionStore: SessionStore {
     func storeLogin(_ login: LoginRecord) async throws -> StoredLogin { throw ServiceError.databaseUnavailable }
+    func storeRefresh(_ refresh: RefreshRecord) async throws -> Session { throw ServiceError.databaseUnavailable }
     func session(id: String, appID: String) async throws -> Session? { throw ServiceError.databaseUnavailable }
     func sessions(owner: String, appID: String) async throws -> [Session] { throw ServiceError.databaseUnavailable }
     func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)? {

@@ -98,7 +98,12 @@ import Testing
     }
 
     static func specErrorCodes(_ text: String) -> Set<String> {
-        guard let start = text.range(of: "    ErrorCode:\n") else { return [] }
+        specEnum(text, schema: "ErrorCode")
+    }
+
+    /// The values of the `enum` of the component schema `schema` (a list of `- value` lines).
+    static func specEnum(_ text: String, schema: String) -> Set<String> {
+        guard let start = text.range(of: "    \(schema):\n") else { return [] }
         var codes: Set<String> = []
         var inEnum = false
         for line in text[start.upperBound...].split(separator: "\n") {
@@ -128,6 +133,12 @@ import Testing
         #expect(!secured.isEmpty && secured.allSatisfy { $0.scopes?.count == 1 }, "\(secured)")
         #expect(operations.contains { $0.operationID == "getSessionToken" && $0.scopes == ["tokens:read"] })
         #expect(operations.contains { $0.operationID == "getHealth" && $0.scopes == nil })
+    }
+
+    @Test func authenticationTokenReasonsMatchBothWays() throws {
+        let specified = Self.specEnum(try Self.specText(), schema: "AuthenticationTokenInvalidReason")
+        #expect(specified == Set(AuthenticationTokenError.reasons))
+        #expect(AuthenticationTokenError.reasons.count == 11 && specified.contains("not_newer"))
     }
 
     @Test func errorCodesMatchBothWays() throws {

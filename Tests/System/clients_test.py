@@ -7,13 +7,15 @@
    token and through the code flow, status, the owner's list, switching the active account, the picture as bytes
    and as JSON, a login URL, a Facebook Login for Business login (a login URL with `config_id`, the dialog, the
    code flow, the granted assets in `token.granular_scopes`), a system user's token refused with
-   `unsupported_token_type`, the events feed, the token reveal, an error, and logout with revoke.
+   `unsupported_token_type`, the events feed, the token reveal, an error, logout with revoke, the app with its
+   Graph version as Facebook served it, and a Limited Login (a nonce, the login, the token refreshed as iOS SDK
+   18.1 does, its replay refused, logout).
 3. Validates every answer of that flow against the pydantic models: JSON bodies against the operation's schema
    (errors against Error), and the X-Request-Id, ETag and Retry-After headers against their named schemas. An
    answer the flow did not validate fails the check.
 
-Only the browser's part of the code flow (the login dialog) and the test users (the emulator's control API) are
-reached without the generated client. Needs FBS_URL, FBS_API_KEY (sessions, events, tokens:read) and
+Only the browser's part of the code flow (the login dialog), the test users and the SDK's Limited Login tokens
+(the emulator's control API) are reached without the generated client. Needs FBS_URL, FBS_API_KEY (sessions, events, tokens:read) and
 FBS_EMULATOR_URL; the argument is a scratch directory. Prints no token or key.
 
 Usage: clients_test.py WORKDIR
@@ -175,16 +177,17 @@ def run_flow(fbs, models, base_url, key):
     from fbsessiond_client import AuthenticatedClient
     from fbsessiond_client.api.apps import get_app
     from fbsessiond_client.api.events import list_events
-    from fbsessiond_client.api.login import create_login_url
+    from fbsessiond_client.api.login import create_login_nonce, create_login_url
     from fbsessiond_client.api.operations import get_open_api
     from fbsessiond_client.api.owners import list_owner_sessions, set_active_session
     from fbsessiond_client.api.sessions import (
         create_session, delete_session, get_session, get_session_picture, get_session_picture_description,
-        get_session_token)
+        get_session_token, refresh_authentication_token)
     from fbsessiond_client.models import (
-        AccessTokenLogin, ActivateRequest, AuthType, ClosedReason, CodeLogin, Error, ErrorCode, EventType,
-        GetSessionValidate, GranularScope, LoginURL, LoginURLRequest, PictureDescription, PictureType, Profile,
-        Revocation, Session, SessionList, SessionState, TokenInfo, Validation)
+        AccessTokenLogin, ActivateRequest, AuthenticationTokenLogin, AuthenticationTokenRefresh, AuthType,
+        ClosedReason, CodeLogin, Error, ErrorCode, EventType, GetSessionValidate, GranularScope, LoginKind,
+        LoginNonceRequest, LoginURL, LoginURLRequest, PictureDescription, PictureType, Profile, Revocation, Session,
+        SessionList, SessionState, TokenInfo, Validation)
     from fbsessiond_client.types import UNSET, File
 
     flow = Flow(fbs, models)
@@ -322,6 +325,29 @@ def run_flow(fbs, models, base_url, key):
     assert app.graph_version.requested == "v25.0" and str(app.graph_version.available_until) == "2028-07-29"
     assert app.graph_version.served == "v25.0" and app.graph_version.served_at is not None
     assert app.warnings == [], app.warnings
+
+    # Limited Login: a nonce for the SDK, the token the SDK returns (the emulator signs it), the login; then the
+    # token the SDK refreshes by itself (iOS SDK 18.1) replaces the stored one, and its replay is refused.
+    limited_owner = "clients/limited@1"
+    nonce = flow.check(create_login_nonce.sync_detailed(client=client, body=LoginNonceRequest(owner=limited_owner)),
+                       201, models.LoginNonce, "a Limited Login nonce")
+    minted = emulator("POST", "limited/demo-token?user=bob&nonce=" + urllib.parse.quote(nonce.nonce, safe=""))
+    limited = flow.check(create_session.sync_detailed(client=client, body=AuthenticationTokenLogin(
+        owner=limited_owner, authentication_token=minted["authentication_token"])), 201, models.Session,
+        "a Limited Login")
+    assert limited.login_kind == LoginKind.LIMITED and limited.state == SessionState.OPEN
+    refreshed = emulator("POST", "limited/refresh", {"id_token_hint": minted["authentication_token"]})
+    renewed = flow.check(refresh_authentication_token.sync_detailed(limited.id, client=client,
+                         body=AuthenticationTokenRefresh(authentication_token=refreshed["authentication_token"])),
+                         200, models.Session, "a Limited Login refresh")
+    assert renewed.id == limited.id and renewed.login_kind == LoginKind.LIMITED
+    assert renewed.profile.id == limited.profile.id and renewed.token.expires_at >= limited.token.expires_at
+    replay = flow.check(refresh_authentication_token.sync_detailed(limited.id, client=client,
+                        body=AuthenticationTokenRefresh(authentication_token=refreshed["authentication_token"])),
+                        422, None, "a replayed refresh")
+    assert isinstance(replay, Error) and replay.error.code == ErrorCode.AUTHENTICATION_TOKEN_INVALID
+    assert replay.error.reason == "not_newer"
+    flow.check(delete_session.sync_detailed(limited.id, client=client), 200, models.Session, "a Limited logout")
 
     # The spec itself, typed as text.
     spec = flow.check(get_open_api.sync_detailed(client=client), 200, None, "the spec")

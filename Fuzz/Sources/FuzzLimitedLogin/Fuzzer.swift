@@ -14,8 +14,9 @@ let exampleKey = try? RSAPublicKey(
     exponent: [1, 0, 1])
 
 /// Limited Login's parsers of outside input: the token (compact JWS, header, then the claims as if its signature had
-/// checked, then the RS256 check itself against a fixed key), the key set document (keys made from whatever `n`
-/// and `e` it holds), the claims on their own, and `Cache-Control` (the input is all of them at once).
+/// checked, as a login reads them and as a refresh does, without the nonce, then the refresh's own checks against a
+/// stored session, then the RS256 check itself against a fixed key), the key set document (keys made from whatever
+/// `n` and `e` it holds), the claims on their own, and `Cache-Control` (the input is all of them at once).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzLimitedLogin(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -26,6 +27,15 @@ public func fuzzLimitedLogin(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
             _ = claims.profile
             _ = claims.permissions
         }
+        // A refresh: the same claims without the nonce, then what the refresh route decides with them.
+        if let claims = try? AuthenticationTokenClaims(verifiedPayload: jws.payload, nonceRule: .notChecked) {
+            _ = try? claims.check(audience: "4242", now: Date(), leeway: 60)
+            let record = RefreshRecord(claims: claims, token: text, sessionID: "ses_fuzz", appID: "app_fuzz")
+            _ = record.refusal(storedUserID: "10000000000000001")
+            _ = record.changesBinding(from: "stored-thumbprint")
+            _ = record.changesBinding(from: nil)
+            _ = record.profile.changedFields(from: Profile(id: "10000000000000001", name: "Stored Name"))
+        }
         _ = exampleKey?.isValidRS256Signature(jws.signature, for: jws.signingInput)
     }
     _ = SessionService.expiry(ofStoredToken: text)
@@ -33,6 +43,7 @@ public func fuzzLimitedLogin(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
         for key in set.keys.values { _ = key.bitCount }
     }
     _ = try? AuthenticationTokenClaims(verifiedPayload: bytes)
+    _ = try? AuthenticationTokenClaims(verifiedPayload: bytes, nonceRule: .notChecked)
     _ = CacheControl.maxAge([text])
     return 0
 }
