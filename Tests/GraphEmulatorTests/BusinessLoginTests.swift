@@ -12,7 +12,7 @@ struct BusinessLoginTests {
 
     func debug(_ harness: Harness, _ input: String) async throws -> JSONValue {
         let reply = try await harness.send(
-            "GET", "/v21.0/debug_token?input_token=\(encoded(input))&access_token=1234567890%7Cs3cret")
+            "GET", "/v25.0/debug_token?input_token=\(encoded(input))&access_token=1234567890%7Cs3cret")
         return try #require(reply.json?["data"])
     }
 
@@ -20,7 +20,7 @@ struct BusinessLoginTests {
         -> String
     {
         var url =
-            "/v21.0/dialog/oauth?client_id=1234567890&redirect_uri=\(encoded(Self.redirect))&state=s1"
+            "/v25.0/dialog/oauth?client_id=1234567890&redirect_uri=\(encoded(Self.redirect))&state=s1"
             + "&response_type=\(responseType)&config_id=\(configID)"
         if override { url += "&override_default_response_type=true" }
         if let scope { url += "&scope=\(encoded(scope))" }
@@ -37,7 +37,7 @@ struct BusinessLoginTests {
             "client_id=1234567890&redirect_uri=\(encoded(Self.redirect))&state=s1&response_type=code"
             + "&config_id=\(configID)&override_default_response_type=true&grants_shown=1"
             + "&user_id=\(harness.user.id)&action=approve"
-        let reply = try await harness.send("POST", "/v21.0/dialog/oauth", body: body)
+        let reply = try await harness.send("POST", "/v25.0/dialog/oauth", body: body)
         #expect(reply.status == 302)
         let location = try #require(reply.header("location"))
         #expect(queryItems(location).value("state") == "s1")
@@ -160,7 +160,7 @@ struct BusinessLoginTests {
         #expect(user.json?["assets"]?["pages_show_list"] == .strings(["111"]))
         #expect(try await debug(harness, userToken)["granular_scopes"]?.arrayValue?.last?["target_ids"] == .strings(["111"]))
         let revoked = try await harness.send(
-            "DELETE", "/v21.0/me/permissions/pages_show_list?access_token=\(userToken)")
+            "DELETE", "/v25.0/me/permissions/pages_show_list?access_token=\(userToken)")
         #expect(revoked.status == 200, "\(revoked.text)")
         let after = try #require(harness.emulator.token(userToken))
         #expect(after.targets.isEmpty && !after.granted.contains("pages_show_list"))

@@ -13,7 +13,7 @@ struct ClientLibraryTests {
         let other = try harness.emulator.createUser(id: "10000000000000077", firstName: "Ola", lastName: "Nord")
         _ = try harness.emulator.issueToken(appID: harness.app.id, userID: other.id)
         let reply = try await harness.send(
-            "GET", "/v21.0/?ids=\(encoded("me,10000000000000077,me"))&fields=id,name&access_token=\(token)")
+            "GET", "/v25.0/?ids=\(encoded("me,10000000000000077,me"))&fields=id,name&access_token=\(token)")
         #expect(reply.status == 200, "\(reply.text)")
         #expect(reply.json?.objectValue?.map(\.0) == ["me", "10000000000000077"])
         #expect(reply.json?["me"]?["id"]?.stringValue == harness.user.id)
@@ -40,7 +40,7 @@ struct ClientLibraryTests {
         let anonymous = try await harness.send("GET", "/?ids=\(harness.user.id)")
         #expect(anonymous.status == 400 && anonymous.graphError?["code"]?.intValue == 104)
         // An alias on its own path is the same 803.
-        let single = try await harness.send("GET", "/v21.0/somebody.else?access_token=\(token)")
+        let single = try await harness.send("GET", "/v25.0/somebody.else?access_token=\(token)")
         #expect(single.status == 400 && single.graphError?["code"]?.intValue == 803)
     }
 
@@ -48,7 +48,7 @@ struct ClientLibraryTests {
         let harness = try Harness()
         let appToken = try harness.emulator.appToken(for: harness.app.id)
         for token in [appToken, harness.app.appAccessToken] {
-            let reply = try await harness.send("GET", "/v21.0/\(harness.app.id)?access_token=\(encoded(token))")
+            let reply = try await harness.send("GET", "/v25.0/\(harness.app.id)?access_token=\(encoded(token))")
             #expect(reply.status == 200, "\(reply.text)")
             #expect(reply.json?.objectValue?.map(\.0) == ["link", "name", "id"])
             #expect(reply.json?["name"]?.stringValue == "Test App" && reply.json?["id"]?.stringValue == "1234567890")
@@ -72,7 +72,7 @@ struct ClientLibraryTests {
     @Test func theDialogRefusesEveryUnregisteredRedirectURI() async throws {
         let harness = try Harness()
         func dialog(_ app: String, _ redirect: String) async throws -> Reply {
-            try await harness.send("GET", "/v21.0/dialog/oauth?client_id=\(app)&redirect_uri=\(encoded(redirect))&state=s")
+            try await harness.send("GET", "/v25.0/dialog/oauth?client_id=\(app)&redirect_uri=\(encoded(redirect))&state=s")
         }
         #expect(try await dialog("1234567890", "https://app.example/callback").status == 200)
         for near in [
@@ -88,7 +88,7 @@ struct ClientLibraryTests {
         #expect(none.status == 400 && none.text.contains("URL Blocked"))
         // The approve form is checked the same way: no code for an unregistered URI.
         let post = try await harness.send(
-            "POST", "/v21.0/dialog/oauth",
+            "POST", "/v25.0/dialog/oauth",
             body: "client_id=555&redirect_uri=\(encoded("https://app.example/callback"))&state=s&user_id=\(harness.user.id)&action=approve")
         #expect(post.status == 400 && post.header("Location") == nil)
     }
