@@ -25,16 +25,17 @@ extension SessionRoutes {
 
     /// `PUT /v1/sessions/{id}/authentication-token`: a token the SDK refreshed by itself replaces a limited
     /// session's (``LimitedLogin/refresh(sessionID:app:authenticationToken:)``). First the session (404 for an
-    /// impossible, unknown or another app's id, 410 closed, 409 standard), then the body (400), then the token
-    /// (422 with its `reason`), then, in the write, `wrong_subject` and `not_newer`.
+    /// impossible, unknown or another app's id), then the body (400), then the session's state (410 closed, 409
+    /// standard), then the token (422 with its `reason`), then, in the write, `wrong_subject` and `not_newer`.
     /// - Remark: HTTP PUT /v1/sessions/{id}/authentication-token (openapi.yaml operationId refreshAuthenticationToken)
     /// - Returns: 200 with the session as status shows it.
     static func refreshAuthenticationToken(_ context: RouteContext, flow: LimitedLogin?) async throws -> Response {
         let app = try context.app()
         let id = try Validation.pathSessionID(context)
         guard let flow else { throw APIError.from(ServiceError.databaseUnavailable) }
-        _ = try await flow.refreshableSession(id, app: app)
+        let named = try await flow.sessionToRefresh(id, app: app)
         let body = try context.decode(RefreshRequest.self)
+        try LimitedLogin.checkRefreshable(named)
         let session = try await flow.refresh(sessionID: id, app: app, authenticationToken: body.authenticationToken)
         return .json(status: 200, body: SessionDTO(session: session, validation: .fresh).jsonBytes)
     }

@@ -4,19 +4,24 @@ import Foundation
 /// own, and the backend hands the new token to `PUT /v1/sessions/{id}/authentication-token` (docs/limited-login.md,
 /// "Refresh").
 extension LimitedLogin {
-    /// The session a refresh names, if it can take one: this app's, open, and limited. The route asks this before it
-    /// reads the body, so that a session the caller cannot refresh is answered as such (404, 410, 409) whatever was
-    /// sent. It decides nothing for the write: ``refresh(sessionID:app:authenticationToken:)`` checks all of it again
-    /// in its one conditional write (the session may close meanwhile).
-    /// - Throws: ``SessionError/notFound`` (unknown or another app's), ``SessionError/closed``,
-    ///   ``SessionError/notLimited``.
-    public func refreshableSession(_ sessionID: String, app: App) async throws -> Session {
+    /// The session a refresh names: this app's. The route asks this before it reads the body, so that another
+    /// app's key gets 404 whatever it sends.
+    /// - Throws: ``SessionError/notFound`` (unknown or another app's).
+    public func sessionToRefresh(_ sessionID: String, app: App) async throws -> Session {
         guard let session = try await sessions.store.session(id: sessionID, appID: app.id) else {
             throw SessionError.notFound
         }
+        return session
+    }
+
+    /// Whether `session` can take a refreshed token: open and limited. The route asks this once the body is read,
+    /// so that a malformed body is always 400. It decides nothing for the write:
+    /// ``refresh(sessionID:app:authenticationToken:)`` checks all of it again in its one conditional write (the
+    /// session may close meanwhile).
+    /// - Throws: ``SessionError/closed``, ``SessionError/notLimited``.
+    public static func checkRefreshable(_ session: Session) throws {
         guard session.state != .closed else { throw SessionError.closed }
         guard session.loginKind == .limited else { throw SessionError.notLimited }
-        return session
     }
 
     /// Replaces a limited session's token with a refreshed one.

@@ -286,12 +286,13 @@ import TestSupport
         try await Self.refused(
             harness, id, json: ["authentication_token": token, "owner": "o1"], status: 400, code: "invalid_request", field: "owner")
         try await Self.refused(harness, id, json: ["authentication_token": ""], reason: "malformed")
-        // A closed session: 410, whatever is sent (the session is looked at before the body).
+        // A closed session: 410 for a well-formed body; a malformed body is 400 whatever the session's state.
         #expect(try await harness.call("DELETE", "/v1/sessions/\(id)").status == 200)
         try await Self.refused(harness, id, token: token, status: 410, code: "session_closed")
-        try await Self.refused(harness, id, rawBody: "{not json", status: 410, code: "session_closed")
-        // Another app's key gets 404 whatever it sends; a standard session is 409 before its body is read.
-        try await Self.refused(harness, standardID, rawBody: "{not json", status: 409, code: "not_limited")
+        try await Self.refused(harness, id, rawBody: "{not json", status: 400, code: "invalid_request")
+        // Another app's key gets 404 whatever it sends; a standard session is 409 once its body is well formed.
+        try await Self.refused(harness, standardID, rawBody: "{not json", status: 400, code: "invalid_request")
+        try await Self.refused(harness, standardID, token: token, status: 409, code: "not_limited")
         try await Self.refused(harness, standardID, json: ["x": 1], key: harness.otherKey, status: 404, code: "session_not_found")
         // Logging in keeps requiring this service's nonce: a refreshed token (the SDK's nonce) is no login.
         let login = try await harness.login(owner: "o1", token: token)
