@@ -56,7 +56,7 @@ let package = Package(
         ),
         .target(
             name: "FBSessionsGraph",
-            dependencies: ["FBSessionsCore", "HTTPClient", "Crypto", "Support"],
+            dependencies: ["FBSessionsCore", "HTTPClient", "Crypto", "Support", "GraphVersions"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -47,7 +47,7 @@ public final class GraphVersionWatch: Sendable {
     private let served: Counter
     private let state = Mutex(State())
     /// Concurrent reloads of the apps share one query.
-    private let reloads = SingleFlight<Int, Void>()
+    private let reloads = SingleFlight<Int, [App]>()
 
     /// Creates the watch and registers its metrics.
     /// - Parameters:
@@ -131,32 +131,29 @@ public final class GraphVersionWatch: Sendable {
 
     /// Reloads the apps: names for the metric's label, and each app's version for the days-left gauge. Callers
     /// that come while a reload runs share it.
-    public func refresh() async {
+    /// - Returns: the apps read, or nil when they could not be read (the failure is logged).
+    @discardableResult
+    public func refresh() async -> [App]? {
         do {
-            try await reloads.run(key: 0) { [self] in
+            return try await reloads.run(key: 0) { [self] in
                 let all = try await apps.apps()
                 state.withLock { state in
                     state.names = Dictionary(all.map { ($0.facebookAppID, $0.name) }, uniquingKeysWith: { first, _ in first })
                     state.requested = Dictionary(
                         all.map { ($0.name, requestedVersion(of: $0)) }, uniquingKeysWith: { first, _ in first })
                 }
+                return all
             }
         } catch {
             logger.warning("could not read the apps' Graph versions", ["error": .string("\(error)")])
+            return nil
         }
     }
 
     /// Writes one `warning` line per standing warning of every app; returns how many it wrote.
     @discardableResult
     public func logWarnings() async -> Int {
-        await refresh()
-        let all: [App]
-        do {
-            all = try await apps.apps()
-        } catch {
-            logger.warning("could not read the apps' Graph versions", ["error": .string("\(error)")])
-            return 0
-        }
+        guard let all = await refresh() else { return 0 }
         var written = 0
         for app in all {
             guard let report = try? await report(for: app) else { continue }

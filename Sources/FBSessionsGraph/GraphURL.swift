@@ -1,12 +1,10 @@
+import GraphVersions
+
 /// Building Graph URLs: `{base}/{version}/{path}?{query}`, every query value percent-encoded.
 enum GraphURL {
-    /// Whether `version` looks like `v21.0`.
+    /// Whether `version` looks like `v25.0` (``GraphVersion``'s strict reading).
     static func isVersion(_ version: String) -> Bool {
-        let parts = version.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 2, let major = parts.first, major.first == UInt8(ascii: "v") else {
-            return false
-        }
-        return isDigits(major.dropFirst()) && isDigits(parts[1])
+        GraphVersion(version) != nil
     }
 
     /// The path's segments when it is a plain Graph path (`me`, `me/permissions`, `123_456/picture`): letters,
@@ -100,10 +98,6 @@ enum GraphURL {
         }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
-    }
-
-    private static func isDigits(_ bytes: some Collection<UInt8>) -> Bool {
-        !bytes.isEmpty && bytes.count <= 4 && bytes.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
