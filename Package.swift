@@ -54,6 +54,13 @@ let package = Package(
             dependencies: ["FBSessionsCore", "HTTPServer", "Crypto", "Support", "GraphVersions"],
             swiftSettings: swiftSettings
         ),
+        // The answers the exact cache gives before the router (docs/architecture.md); nothing else depends on it
+        // but the assembly.
+        .target(
+            name: "FBSessionsFastPath",
+            dependencies: ["FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "HTTPServer", "Support"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "FBSessionsGraph",
             dependencies: ["FBSessionsCore", "HTTPClient", "Crypto", "Support", "GraphVersions"],
@@ -69,8 +76,8 @@ let package = Package(
         .target(
             name: "FBSessionsService",
             dependencies: [
-                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "HTTPServer", "HTTPClient",
-                "Postgres", "Support", "GraphVersions",
+                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsFastPath", "FBSessionsGraph", "HTTPServer",
+                "HTTPClient", "Postgres", "Support", "GraphVersions",
             ],
             swiftSettings: swiftSettings
         ),

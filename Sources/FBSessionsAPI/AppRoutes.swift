@@ -115,7 +115,7 @@ enum AppRoutes {
         let versions = services.graphVersions
         return [
             /// - Remark: HTTP GET /v1/app (openapi.yaml operationId getApp)
-            Route("GET", "/v1/app", operationID: "getApp", scope: .sessions, body: .waiting { context in
+            Route("GET", "/v1/app", operationID: "getApp", scope: .sessions, handler: .waiting { context in
                 guard let principal = context.principal else {
                     throw APIError(500, .internalError, "The request has no caller.")
                 }

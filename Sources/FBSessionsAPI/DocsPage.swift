@@ -101,7 +101,7 @@ enum DocsRoutes {
         let page = services.docsPage
         return [
             /// - Remark: HTTP GET /docs (openapi.yaml operationId getDocs)
-            Route("GET", "/docs", operationID: "getDocs", scope: nil, body: .immediate { context in
+            Route("GET", "/docs", operationID: "getDocs", scope: nil, handler: .immediate { context in
                 page.response(ifNoneMatch: context.request.head.headers["If-None-Match"])
             })
         ]

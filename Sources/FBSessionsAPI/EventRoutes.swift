@@ -18,7 +18,7 @@ enum EventRoutes {
             /// - Remark: HTTP GET /v1/events (openapi.yaml operationId listEvents)
             Route(
                 "GET", "/v1/events", operationID: "listEvents", scope: .events,
-                body: .waiting { context in
+                handler: .waiting { context in
                     let app = try context.app()
                     let request = try FeedRequest(context)
                     guard let store else {

@@ -71,21 +71,21 @@ enum FacebookCallbackRoutes {
         }
         return [
             /// - Remark: HTTP POST /v1/facebook/deauthorize (openapi.yaml operationId facebookDeauthorize)
-            Route("POST", "/v1/facebook/deauthorize", operationID: "facebookDeauthorize", scope: nil, body: .waiting(deauthorize)),
+            Route("POST", "/v1/facebook/deauthorize", operationID: "facebookDeauthorize", scope: nil, handler: .waiting(deauthorize)),
             /// - Remark: HTTP POST /v1/facebook/{facebook_app_id}/deauthorize (openapi.yaml operationId facebookAppDeauthorize)
             Route(
                 "POST", "/v1/facebook/{facebook_app_id}/deauthorize", operationID: "facebookAppDeauthorize", scope: nil,
-                body: .waiting(deauthorize)),
+                handler: .waiting(deauthorize)),
             /// - Remark: HTTP POST /v1/facebook/data-deletion (openapi.yaml operationId facebookDataDeletion)
-            Route("POST", "/v1/facebook/data-deletion", operationID: "facebookDataDeletion", scope: nil, body: .waiting(dataDeletion)),
+            Route("POST", "/v1/facebook/data-deletion", operationID: "facebookDataDeletion", scope: nil, handler: .waiting(dataDeletion)),
             /// - Remark: HTTP POST /v1/facebook/{facebook_app_id}/data-deletion (openapi.yaml operationId facebookAppDataDeletion)
             Route(
                 "POST", "/v1/facebook/{facebook_app_id}/data-deletion", operationID: "facebookAppDataDeletion",
-                scope: nil, body: .waiting(dataDeletion)),
+                scope: nil, handler: .waiting(dataDeletion)),
             /// - Remark: HTTP GET /v1/facebook/data-deletion/{confirmation_code} (openapi.yaml operationId getDataDeletion)
             Route(
                 "GET", "/v1/facebook/data-deletion/{confirmation_code}", operationID: "getDataDeletion", scope: nil,
-                body: .waiting { context in
+                handler: .waiting { context in
                     guard let callbacks else { throw APIError.from(ServiceError.databaseUnavailable) }
                     guard let deletion = try await callbacks.deletion(confirmationCode: context.parameters["confirmation_code"] ?? "")
                     else { throw APIError(404, .notFound, "No data-deletion request has this confirmation code.") }

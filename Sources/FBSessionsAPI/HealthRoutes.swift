@@ -11,9 +11,9 @@ enum HealthRoutes {
         let readiness = services.readiness
         return [
             /// - Remark: HTTP GET /healthz (openapi.yaml operationId getHealth)
-            Route("GET", "/healthz", operationID: "getHealth", scope: nil, body: .immediate { _ in ok }),
+            Route("GET", "/healthz", operationID: "getHealth", scope: nil, handler: .immediate { _ in ok }),
             /// - Remark: HTTP GET /readyz (openapi.yaml operationId getReadiness)
-            Route("GET", "/readyz", operationID: "getReadiness", scope: nil, body: .waiting { context in
+            Route("GET", "/readyz", operationID: "getReadiness", scope: nil, handler: .waiting { context in
                 let state = await readiness.readiness()
                 guard state.isReady else {
                     var error = APIError(
@@ -25,13 +25,13 @@ enum HealthRoutes {
                 return .json(status: 200, body: Array(#"{"status":"ready"}"#.utf8))
             }),
             /// - Remark: HTTP GET /metrics (openapi.yaml operationId getMetrics)
-            Route("GET", "/metrics", operationID: "getMetrics", scope: nil, body: .immediate { _ in
+            Route("GET", "/metrics", operationID: "getMetrics", scope: nil, handler: .immediate { _ in
                 Response(
                     status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
                     body: Array(metrics.render().utf8))
             }),
             /// - Remark: HTTP GET /openapi.yaml (openapi.yaml operationId getOpenAPI)
-            Route("GET", "/openapi.yaml", operationID: "getOpenAPI", scope: nil, body: .immediate { context in
+            Route("GET", "/openapi.yaml", operationID: "getOpenAPI", scope: nil, handler: .immediate { context in
                 Response(
                     status: 200,
                     headers: ["Content-Type": OpenAPIDocument.contentType(accept: context.request.headers["Accept"])],

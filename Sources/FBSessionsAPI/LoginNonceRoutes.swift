@@ -38,7 +38,7 @@ enum LoginNonceRoutes {
         let maxSlots = services.maxSlots
         return [
             /// - Remark: HTTP POST /v1/login-nonces (openapi.yaml operationId createLoginNonce)
-            Route("POST", "/v1/login-nonces", operationID: "createLoginNonce", scope: .sessions, acceptsJSON: true, body: .waiting { context in
+            Route("POST", "/v1/login-nonces", operationID: "createLoginNonce", scope: .sessions, acceptsJSON: true, handler: .waiting { context in
                 let app = try context.app()
                 let body = try context.decode(Body.self)
                 let owner = try Validation.owner(body.owner)

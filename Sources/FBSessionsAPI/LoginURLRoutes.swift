@@ -105,7 +105,7 @@ enum LoginURLRoutes {
         let maxSlots = services.maxSlots
         return [
             /// - Remark: HTTP POST /v1/login-urls (openapi.yaml operationId createLoginURL)
-            Route("POST", "/v1/login-urls", operationID: "createLoginURL", scope: .sessions, acceptsJSON: true, body: .waiting { context in
+            Route("POST", "/v1/login-urls", operationID: "createLoginURL", scope: .sessions, acceptsJSON: true, handler: .waiting { context in
                 let app = try context.app()
                 let body = try context.decode(Body.self)
                 let owner = try Validation.owner(body.owner)

@@ -11,7 +11,7 @@ enum SessionRoutes {
         let limitedFlow = services.limitedLogin
         return [
             /// - Remark: HTTP POST /v1/sessions (openapi.yaml operationId createSession)
-            Route("POST", "/v1/sessions", operationID: "createSession", scope: .sessions, acceptsJSON: true, body: .waiting { context in
+            Route("POST", "/v1/sessions", operationID: "createSession", scope: .sessions, acceptsJSON: true, handler: .waiting { context in
                 let app = try context.app()
                 let body = try context.decode(LoginRequest.self)
                 let owner = try Validation.owner(body.owner)
@@ -34,23 +34,17 @@ enum SessionRoutes {
                 return .json(status: stored.created ? 201 : 200, body: SessionDTO(session: stored.session, validation: .fresh).jsonBytes)
             }),
             /// - Remark: HTTP GET /v1/sessions/{id} (openapi.yaml operationId getSession)
-            Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, cached: { context, pass, hint in
-                let (id, app, mode) = try statusRequest(context)
-                let body = sessions.cachedStatusBody(id, app: app, mode: mode, pass: pass, hint: hint) {
-                    SessionDTO(session: $0, validation: .cached).jsonBytes
-                }
-                return body.map { .json(status: 200, body: $0) }
-            }, cacheHint: { context in
-                context.parameters["id"].map(sessions.cacheHint) ?? .unknown
-            }, body: .waiting { context in
-                let (id, app, mode) = try statusRequest(context)
-                guard let answer = try await sessions.status(id, app: app, mode: mode) else {
+            Route("GET", "/v1/sessions/{id}", operationID: "getSession", scope: .sessions, handler: .waiting { context in
+                let app = try context.app()
+                let id = try Validation.pathSessionID(context)
+                let mode = try Answers.validateMode(context.query)
+                guard let (session, validation) = try await sessions.status(id, app: app, mode: mode) else {
                     throw SessionError.notFound
                 }
-                return statusResponse(answer)
+                return .json(status: 200, body: Answers.statusBody(session, validation: validation))
             }),
             /// - Remark: HTTP DELETE /v1/sessions/{id} (openapi.yaml operationId deleteSession)
-            Route("DELETE", "/v1/sessions/{id}", operationID: "deleteSession", scope: .sessions, body: .waiting { context in
+            Route("DELETE", "/v1/sessions/{id}", operationID: "deleteSession", scope: .sessions, handler: .waiting { context in
                 let app = try context.app()
                 let id = try Validation.pathSessionID(context)
                 let revoke = try context.flag("revoke")
@@ -63,9 +57,9 @@ enum SessionRoutes {
             ///   refreshAuthenticationToken)
             Route(
                 "PUT", "/v1/sessions/{id}/authentication-token", operationID: "refreshAuthenticationToken", scope: .sessions,
-                acceptsJSON: true, body: .waiting { context in try await refreshAuthenticationToken(context, flow: limitedFlow) }),
+                acceptsJSON: true, handler: .waiting { context in try await refreshAuthenticationToken(context, flow: limitedFlow) }),
             /// - Remark: HTTP GET /v1/sessions/{id}/token (openapi.yaml operationId getSessionToken)
-            Route("GET", "/v1/sessions/{id}/token", operationID: "getSessionToken", scope: .tokensRead, body: .waiting { context in
+            Route("GET", "/v1/sessions/{id}/token", operationID: "getSessionToken", scope: .tokensRead, handler: .waiting { context in
                 let app = try context.app()
                 let id = try Validation.pathSessionID(context)
                 guard let (session, token, proof) = try await sessions.token(id, app: app) else {
@@ -78,20 +72,6 @@ enum SessionRoutes {
                 return try JSONResponse.make(200, body, headers: ["Cache-Control": "no-store"])
             }),
         ]
-    }
-
-    /// What a status request asks: the session, the caller's app, and the validation mode.
-    private static func statusRequest(_ context: RouteContext) throws -> (String, App, SessionService.ValidateMode) {
-        let app = try context.app()
-        let id = try Validation.pathSessionID(context)
-        guard let mode = SessionService.ValidateMode(rawValue: context.query("validate") ?? "auto") else {
-            throw APIError.invalid("validate must be auto, always or never.", field: "validate")
-        }
-        return (id, app, mode)
-    }
-
-    private static func statusResponse(_ answer: (Session, SessionService.Validation)) -> Response {
-        .json(status: 200, body: SessionDTO(session: answer.0, validation: answer.1).jsonBytes)
     }
 
     struct TokenDTO: Encodable {
@@ -133,43 +113,21 @@ enum OwnerRoutes {
         let activeSessionID: String?
     }
 
-    private static func listResponse(_ list: (sessions: [Session], activeID: String?)) -> Response {
-        .json(status: 200, body: listBody(list))
-    }
-
-    private static func listBody(_ list: (sessions: [Session], activeID: String?)) -> [UInt8] {
-        ListDTO(sessions: list.sessions.map { SessionDTO(session: $0, validation: .cached) }, activeSessionID: list.activeID)
-            .jsonBytes
-    }
-
-    /// Whose list: the app and the owner.
-    private struct ListKey: Hashable, Sendable {
-        let appID: String
-        let owner: String
+    private static func listResponse(_ list: OwnerList) -> Response {
+        .json(status: 200, body: Answers.listBody(list))
     }
 
     static func routes(_ services: Services) -> [Route] {
         let sessions = services.sessions
-        let listBodies = RenderedBodies<ListKey, CachedList>(limit: 256)
         return [
             /// - Remark: HTTP GET /v1/owners/{owner}/sessions (openapi.yaml operationId listOwnerSessions)
-            Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, cached: { context, pass, hint in
-                let app = try context.app()
-                let owner = try Validation.owner(context.parameters["owner"] ?? "")
-                return sessions.cachedSessions(owner: owner, app: app, pass: pass, hint: hint).map { list in
-                    let key = ListKey(appID: app.id, owner: owner)
-                    return .json(status: 200, body: listBodies.body(key, for: list) { listBody(($0.sessions, $0.activeID)) })
-                }
-            }, cacheHint: { context in
-                guard let app = try? context.app(), let owner = context.parameters["owner"] else { return .unknown }
-                return sessions.cacheHint(owner: owner, app: app)
-            }, body: .waiting { context in
+            Route("GET", "/v1/owners/{owner}/sessions", operationID: "listOwnerSessions", scope: .sessions, handler: .waiting { context in
                 let app = try context.app()
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")
                 return listResponse(try await sessions.sessions(owner: owner, app: app))
             }),
             /// - Remark: HTTP PUT /v1/owners/{owner}/active (openapi.yaml operationId setActiveSession)
-            Route("PUT", "/v1/owners/{owner}/active", operationID: "setActiveSession", scope: .sessions, acceptsJSON: true, body: .waiting { context in
+            Route("PUT", "/v1/owners/{owner}/active", operationID: "setActiveSession", scope: .sessions, acceptsJSON: true, handler: .waiting { context in
                 let app = try context.app()
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")
                 let body = try context.decode(ActivateRequest.self)
@@ -178,7 +136,7 @@ enum OwnerRoutes {
                 return listResponse(try await sessions.sessions(owner: owner, app: app))
             }),
             /// - Remark: HTTP DELETE /v1/owners/{owner}/sessions (openapi.yaml operationId deleteOwnerSessions)
-            Route("DELETE", "/v1/owners/{owner}/sessions", operationID: "deleteOwnerSessions", scope: .sessions, body: .waiting { context in
+            Route("DELETE", "/v1/owners/{owner}/sessions", operationID: "deleteOwnerSessions", scope: .sessions, handler: .waiting { context in
                 let app = try context.app()
                 let owner = try Validation.owner(context.parameters["owner"] ?? "")
                 let closed = try await sessions.logoutAll(owner: owner, app: app)

@@ -147,71 +147,36 @@ public final class PictureService: Sendable {
         try await answer(sessionID: sessionID, app: app, size: size, ifNoneMatch: nil, needsBytes: false)
     }
 
-    /// The answer from the exact cache alone, with no I/O, once a fence covered the request (``FencePass``): a
-    /// fresh picture whose session and description the cache holds, with its bytes from memory unless it is a 304
-    /// or a description. Nil when any part is missing, stale, or the session is closed; the caller then asks
-    /// ``picture(sessionID:app:size:ifNoneMatch:)`` or ``description(sessionID:app:size:)``, whose answer is the
-    /// same one read from the database.
-    public func cachedReply(
-        sessionID: String, app: App, size: GraphPictureSize, ifNoneMatch: String?, needsBytes: Bool, pass: FencePass,
-        hint: CacheHint
+    /// The answer from a picture's description already in memory (the fast path's, read with no I/O) when it is
+    /// fresh: 304 when `ifNoneMatch` names its ETag, else 200 with the bytes from this service's memory when
+    /// `needsBytes` (nil when memory does not hold them) or the description alone. Nil when it is not fresh; the
+    /// caller then asks ``picture(sessionID:app:size:ifNoneMatch:)`` or ``description(sessionID:app:size:)``,
+    /// whose answer is the same one read from the database. Counted like those.
+    public func answer(
+        from picture: CachedPicture, key: PictureKey, ifNoneMatch: String?, needsBytes: Bool, now: Date
     ) -> PictureReply? {
-        // The shared session's fields are read in place: a copy of the whole `Session` would retain each of them.
-        guard let held = sessions.store.cachedSession(id: sessionID, appID: app.id, pass: pass, hint: hint)?.held,
-            held.session.state != .closed
-        else { return nil }
-        let now = Date()
-        let memo = ifNoneMatch == nil ? nil : Self.notModifiedMemos.value
-        if let memo, let ifNoneMatch, let entry = memo.answer(held, size: size, ifNoneMatch: ifNoneMatch, now: now) {
-            return reply(entry.picture, .notModified, now: now, entry: entry)
-        }
-        let key = PictureKey(
-            appID: app.id, facebookUserID: held.session.facebookUserID,
-            sizeKey: held.session.loginKind == .limited ? Self.limitedSizeKey : size.cacheKey)
-        guard let entry = store.cachedPicture(key, pass: pass), entry.picture.isFresh(at: now) else { return nil }
-        if PictureETag.matches(ifNoneMatch, entry.picture.etag) {
-            if let memo, let ifNoneMatch { memo.remember(held, size: size, ifNoneMatch: ifNoneMatch, entry: entry) }
-            return reply(entry.picture, .notModified, now: now, entry: entry)
-        }
-        var found = entry.picture
+        guard picture.isFresh(at: now) else { return nil }
+        if PictureETag.matches(ifNoneMatch, picture.etag) { return reply(picture, .notModified, now: now) }
+        var found = picture
         if needsBytes {
             guard let body = memory?.body(key, etag: found.etag) else { return nil }
             found.body = body
         }
-        return reply(found, .hit, now: now, entry: entry)
+        return reply(found, .hit, now: now)
     }
 
-    /// The last 304 a thread answered from the exact cache (``cachedReply(sessionID:app:size:ifNoneMatch:needsBytes:pass:hint:)``),
-    /// and what it answered it for: a client that revalidates its copy asks the same again, and the memo answers it
-    /// with no picture key built, no lookup and no ETag compared.
-    ///
-    /// Exact: the session's entry is the very one the cache held then, so the app, the Facebook user and the kind
-    /// of login, which make the picture's key with the size, are the same; the picture's entry is not withdrawn, so
-    /// the cache still holds it under that key; the `If-None-Match` text is the same, so it names its ETag still.
-    /// Freshness is checked again. Only its own thread reads or writes it.
-    final class NotModifiedMemo {
-        private var session: HeldSession?
-        private var size = GraphPictureSize()
-        private var ifNoneMatch = ""
-        private var entry: HeldPicture?
-
-        /// The entry to answer 304 from, if the memo holds for this request.
-        func answer(_ session: HeldSession, size: GraphPictureSize, ifNoneMatch: String, now: Date) -> HeldPicture? {
-            guard session === self.session, size == self.size, let entry, !entry.isWithdrawn,
-                entry.picture.isFresh(at: now), ifNoneMatch == self.ifNoneMatch
-            else { return nil }
-            return entry
-        }
-
-        func remember(_ session: HeldSession, size: GraphPictureSize, ifNoneMatch: String, entry: HeldPicture) {
-            self.session = session
-            self.size = size
-            self.ifNoneMatch = ifNoneMatch
-            self.entry = entry
-        }
+    /// Counts a 304 answered from a memo of an earlier ``answer(from:key:ifNoneMatch:needsBytes:now:)`` (the
+    /// picture and the `If-None-Match` the same, the picture still fresh).
+    public func countNotModified() {
+        outcomes?.count(.notModified)
     }
 
-    private static let notModifiedMemos = PerThread { NotModifiedMemo() }
+    /// The key a session's picture of `size` is cached under: a limited session has one picture whatever the size.
+    public static func key(of session: Session, size: GraphPictureSize) -> PictureKey {
+        PictureKey(
+            appID: session.appID, facebookUserID: session.facebookUserID,
+            sizeKey: session.loginKind == .limited ? limitedSizeKey : size.cacheKey)
+    }
 
     private func answer(
         sessionID: String, app: App, size: GraphPictureSize, ifNoneMatch: String?, needsBytes: Bool
@@ -220,10 +185,9 @@ public final class PictureService: Sendable {
             try await self.lookUp(
                 sessionID: sessionID, app: app, size: size, ifNoneMatch: ifNoneMatch, needsBytes: needsBytes)
         }
-        guard sessions.cacheHint(sessionID) == nil else { return try await lookUp() }
-        // An answer from the cache (``cachedReply``) needs the session's entry too: read the session through the
-        // cache (which keeps it) beside the lookup, so that the next request for a picture of this session is
-        // answered from memory even when no status request came first. This answer is the lookup's alone.
+        // An answer from memory (the fast path's) needs the session's cached entry too: read the session (through
+        // the exact cache, which keeps it) beside the lookup, so that the next request for a picture of this session
+        // is answered from memory even when no status request came first. This answer is the lookup's alone.
         async let warmed: Void = sessions.warm(sessionID, app: app)
         let reply = await capture(lookUp)
         await warmed
@@ -328,10 +292,10 @@ public final class PictureService: Sendable {
 
     private func reply(
         _ picture: CachedPicture, _ outcome: PictureReply.Outcome, now: Date, stale: Bool = false,
-        counted: OutcomeCounts.Outcome? = nil, entry: HeldPicture? = nil
+        counted: OutcomeCounts.Outcome? = nil
     ) -> PictureReply {
         outcomes?.count(counted ?? (outcome == .notModified ? .notModified : .hit))
-        return PictureReply(picture: picture, outcome: outcome, isStale: stale, now: now, entry: entry)
+        return PictureReply(picture: picture, outcome: outcome, isStale: stale, now: now)
     }
 }
 
@@ -355,10 +319,6 @@ public struct PictureReply: Sendable {
     public var isStale: Bool
     /// The time of the answer.
     public var now: Date
-    /// The exact cache's entry the answer was read from (``PictureService/cachedReply(sessionID:app:size:ifNoneMatch:needsBytes:pass:hint:)``):
-    /// the answer holds while the cache holds it and the picture is fresh. Nil for an answer read from the database.
-    public var entry: HeldPicture?
-
     /// Seconds since the bytes were fetched (`Age`).
     public var age: Int { max(0, Int(now.timeIntervalSince(picture.fetchedAt))) }
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The shared picture cache (the port; `FBSessionsStorage.PostgresPictureStore` keeps it in PostgreSQL, where
 /// every instance sees it). Rows are keyed by ``PictureKey`` and erasable per (app, Facebook user).
@@ -17,11 +16,6 @@ public protocol PictureStore: Sendable {
     ///   - now: the current time, to report an unexpired fill lease.
     func lookup(sessionID: String, appID: String, sizeKey: String, includeBody: Bool, now: Date) async throws
         -> PictureLookup
-
-    /// The exact cache's entry for the cached picture `key` (its description, no bytes), when `pass` is that cache's
-    /// (nil: not held, or another cache's pass; read with ``lookup(sessionID:appID:sizeKey:includeBody:now:)``).
-    /// No I/O. Default: nil.
-    func cachedPicture(_ key: PictureKey, pass: FencePass) -> HeldPicture?
 
     /// The bytes of the cached picture, if its ETag is still `etag`.
     func body(_ key: PictureKey, etag: String) async throws -> [UInt8]?
@@ -44,10 +38,6 @@ public protocol PictureStore: Sendable {
     /// Erases every cached picture of one Facebook user of one app (logout, deauthorization, data deletion).
     /// - Returns: the number of rows removed.
     func erase(appID: String, facebookUserID: String) async throws -> Int
-}
-
-extension PictureStore {
-    public func cachedPicture(_ key: PictureKey, pass: FencePass) -> HeldPicture? { nil }
 }
 
 /// What ``PictureStore/lookup(sessionID:appID:sizeKey:includeBody:now:)`` found.
@@ -139,41 +129,5 @@ extension GraphPictureSize {
             key += "h=" + String(height)
         }
         return key
-    }
-}
-
-/// A picture's description as the exact cache holds it, withdrawn as it leaves the cache (announced, replaced,
-/// evicted or emptied), like a ``HeldSession``: an event loop's table of recent pictures and a thread's memo of its
-/// last 304 (``PictureService``) keep these, and take one only while it is not withdrawn.
-public final class HeldPicture: Sendable {
-    /// The picture's key.
-    public let key: PictureKey
-    /// The description, without bytes.
-    public let picture: CachedPicture
-    private let withdrawn = Atomic<Bool>(false)
-    /// Read from a loop's table since the cache's hand last passed: a use the cache did not see.
-    private let used = Atomic<Bool>(false)
-
-    public init(key: PictureKey, picture: CachedPicture) {
-        self.key = key
-        self.picture = picture
-    }
-
-    /// Whether the cache that held this entry has stopped holding it. Once true, it stays true.
-    public var isWithdrawn: Bool { withdrawn.load(ordering: .acquiring) }
-
-    /// Under the cache's lock, as the entry leaves.
-    public func withdraw() {
-        withdrawn.store(true, ordering: .releasing)
-    }
-
-    /// A use without the cache's lock (written only when not already marked, so a hot entry's line stays shared).
-    public func markUsed() {
-        if !used.load(ordering: .relaxed) { used.store(true, ordering: .relaxed) }
-    }
-
-    /// Whether it was used without the lock since last asked; the cache's hand asks, under the lock.
-    public func takeUse() -> Bool {
-        used.exchange(false, ordering: .relaxed)
     }
 }

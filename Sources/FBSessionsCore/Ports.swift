@@ -86,16 +86,6 @@ public protocol KeyStore: Sendable {
     func isLive(keyID: String) async throws -> Bool
     /// Drops whatever is cached about a key found dead. Default: nothing.
     func forget(keyID: String)
-
-    /// The exact cache's fence that lets ``knownLive(keyID:pass:)`` answer without I/O; nil when there is none
-    /// (then every request confirms its key with ``isLive(keyID:)``). Default: nil.
-    var fence: (any RequestFence)? { get }
-    /// The app and key of a presented key from memory, without I/O; nil when not cached. Its liveness is still to
-    /// be confirmed. Default: nil.
-    func cachedPrincipal(_ presented: String) -> Principal?
-    /// True when the exact cache whose fence gave `pass` knows the key is live; false when it does not know (then
-    /// ask ``isLive(keyID:)``). No I/O. Default: false.
-    func knownLive(keyID: String, pass: FencePass) -> Bool
 }
 
 extension KeyStore {
@@ -108,12 +98,6 @@ extension KeyStore {
     }
 
     public func forget(keyID: String) {}
-
-    public var fence: (any RequestFence)? { nil }
-
-    public func cachedPrincipal(_ presented: String) -> Principal? { nil }
-
-    public func knownLive(keyID: String, pass: FencePass) -> Bool { false }
 }
 
 /// Who is calling: an unrevoked key and its app.

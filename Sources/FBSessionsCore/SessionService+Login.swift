@@ -142,26 +142,15 @@ extension SessionService {
         try await store.closeAll(owner: owner, appID: app.id, reason: .loggedOut)
     }
 
-    /// The owner's live sessions by slot, and the active one's id.
-    public func sessions(owner: String, app: App) async throws -> (sessions: [Session], activeID: String?) {
-        presentList(try await store.sessions(owner: owner, appID: app.id))
+    /// The owner's live sessions by slot, each shown in its state now, and the active one.
+    public func sessions(owner: String, app: App) async throws -> OwnerList {
+        shown(try await store.sessions(owner: owner, appID: app.id))
     }
 
-    /// The owner's list from the exact cache alone, with no I/O, when `pass` covers it; nil otherwise. `hint` is
-    /// where ``cacheHint(owner:app:)`` found it before the fence.
-    public func cachedSessions(owner: String, app: App, pass: FencePass, hint: CacheHint) -> CachedList? {
-        store.cachedSessions(owner: owner, appID: app.id, pass: pass, hint: hint).map(shown)
-    }
-
-    /// The stored list with each session's state now: the one presentation rule for both list paths.
-    private func shown(_ stored: [Session]) -> CachedList {
+    /// The stored list with each session's state now: the one presentation rule for every list answer.
+    public func shown(_ stored: [Session]) -> OwnerList {
         let now = Date()
-        return CachedList(stored: stored, states: stored.map { shownState(of: $0, now: now) })
-    }
-
-    private func presentList(_ stored: [Session]) -> (sessions: [Session], activeID: String?) {
-        let list = shown(stored)
-        return (list.sessions, list.activeID)
+        return OwnerList(stored: stored, states: stored.map { shownState(of: $0, now: now) })
     }
 
     /// Makes a session the owner's active one.
@@ -180,14 +169,12 @@ extension SessionService {
     }
 }
 
-/// An owner's list as the exact cache holds it, and the state each session shows now.
+/// An owner's list as stored, and the state each session shows now.
 ///
-/// The sessions are the cache's own array, shared and not copied (``sessions`` makes the copies it shows), so two
-/// of these from the same cache entry compare equal by the array's storage identity and their few states: a
-/// caller that keeps what it rendered from one (the list route's bodies) checks it in constant time, where
-/// comparing eight presented sessions field by field, and copying them to present them, was a sixth of the list
-/// route's CPU.
-public struct CachedList: Sendable, Equatable {
+/// The sessions are kept as stored, not copied (``sessions`` makes the copies it shows), so two lists read from
+/// the same stored array compare equal by the array's storage identity and their few states: a caller that keeps
+/// what it rendered from one checks it in constant time.
+public struct OwnerList: Sendable, Equatable {
     /// The sessions as stored, in slot order.
     public let stored: [Session]
     /// The state each of ``stored`` shows now (``SessionService``'s presentation rule).

@@ -93,40 +93,18 @@ public final class SessionService: Sendable {
         }
     }
 
-    /// Where the exact cache holds the session now (``SessionStore/sessionHint(id:)``), or nil: a hint, not an answer.
-    public func cacheHint(_ id: String) -> CacheHint? {
-        store.sessionHint(id: id)
-    }
-
-    /// Where the exact cache holds the owner's list now, like ``cacheHint(_:)``.
-    public func cacheHint(owner: String, app: App) -> CacheHint? {
-        store.sessionsHint(owner: owner, appID: app.id)
-    }
-
-    /// Reads the session through the exact cache so that it holds it, ignoring the answer and any failure.
+    /// Reads the session (through the exact cache when there is one, which then keeps it), ignoring the answer and
+    /// any failure.
     func warm(_ id: String, app: App) async {
         _ = try? await store.session(id: id, appID: app.id)
     }
 
-    /// The body of a status answered from the exact cache (validation `cached`), when `mode` needs no call to
-    /// Graph: the one kept beside the cached session when it was rendered from the session shown in the same state
-    /// as now, else `render(shown)`, kept there for the next request. (``present(_:now:)`` changes nothing but the
-    /// state, so the stored session and the state determine the body.)
-    public func cachedStatusBody(
-        _ id: String, app: App, mode: ValidateMode, pass: FencePass, hint: CacheHint, render: (Session) -> [UInt8]
-    ) -> [UInt8]? {
-        guard let cached = store.cachedSession(id: id, appID: app.id, pass: pass, hint: hint) else { return nil }
-        let (held, kept) = (cached.held, cached.rendered)
-        let now = Date()
-        let standing = Standing(held)
+    /// The state a session is shown in when `mode` needs no call to Graph for it now (the answer's validation is
+    /// then `cached`), else nil. A pure rule of the domain: the fast path answers a cached status with it.
+    public func stateWithoutGraph(of session: Session, mode: ValidateMode, now: Date) -> SessionState? {
+        let standing = Standing(session)
         guard answersWithoutGraph(standing, mode: mode, now: now) else { return nil }
-        let state = shownState(of: standing, now: now)
-        if let kept, kept.shownState == state { return kept.body }
-        var shown = held.session
-        shown.state = state
-        let body = render(shown)
-        store.keepRendered(RenderedBody(shownState: state, body: body), from: held)
-        return body
+        return shownState(of: standing, now: now)
     }
 
     /// The answer when `mode` needs no call to Graph for this session, else nil.
@@ -256,7 +234,8 @@ public final class SessionService: Sendable {
 
     /// The state the contract shows: `open` within the TTL (and not awaiting reauthorization), else `token_loaded`;
     /// a Limited Login session is `open` until it closes (nothing can validate it again).
-    /// Changes nothing but the state: ``cachedStatusBody(_:app:mode:pass:hint:render:)`` relies on it.
+    /// Changes nothing but the state: a body rendered from a stored session in some state can be reused for that
+    /// session in that state.
     func present(_ session: Session, now: Date) -> Session {
         var shown = session
         shown.state = shownState(of: session, now: now)
@@ -276,9 +255,7 @@ public final class SessionService: Sendable {
     }
 
     /// The fields of a session that decide the state it is shown in and whether an answer needs Graph, all plain
-    /// values. Read from a shared session (``HeldSession``) one by one, they spare the request a copy of the whole
-    /// `Session`, which retains each of its strings and arrays: over thousands of cached sessions, each retain is a
-    /// load from memory the processor has not cached.
+    /// values, read one by one: a copy of the whole `Session` would retain each of its strings and arrays.
     struct Standing {
         let state: SessionState
         let loginKind: LoginKind
@@ -290,13 +267,6 @@ public final class SessionService: Sendable {
             loginKind = session.loginKind
             validatedAt = session.validatedAt
             storedAction = session.storedAction
-        }
-
-        init(_ held: HeldSession) {
-            state = held.session.state
-            loginKind = held.session.loginKind
-            validatedAt = held.session.validatedAt
-            storedAction = held.session.storedAction
         }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Storage for sessions, owners and their events. Every change and its events are one transaction: no change
 /// is ever without its event, nor an event without its change. Every call is scoped by app.
@@ -26,28 +25,6 @@ public protocol SessionStore: Sendable {
 
     /// The owner's live sessions by slot, the active one marked.
     func sessions(owner: String, appID: String) async throws -> [Session]
-
-    /// The session as the exact cache holds it, shared rather than copied, with the body last rendered from it and
-    /// kept there (``keepRendered(_:from:)``), when `pass` is that cache's (nil: not held, or another cache's pass;
-    /// read with ``session(id:appID:)``). `hint` is where ``sessionHint(id:)`` found it before the fence. No I/O.
-    /// Default: nil.
-    func cachedSession(id: String, appID: String, pass: FencePass, hint: CacheHint) -> CachedSession?
-
-    /// Keeps a body rendered from a session read with ``cachedSession(id:appID:pass:hint:)`` beside it, while the
-    /// cache still holds that very entry. No I/O. Default: nothing is kept.
-    func keepRendered(_ rendered: RenderedBody, from held: HeldSession)
-
-    /// The owner's list as the exact cache holds it, like ``cachedSession(id:appID:pass:hint:)``, with the hint of
-    /// ``sessionsHint(owner:appID:)``. Default: nil.
-    func cachedSessions(owner: String, appID: String, pass: FencePass, hint: CacheHint) -> [Session]?
-
-    /// Where the exact cache holds the session now, or nil when it does not: a hint, without a fence, that a
-    /// request for it may be answered from the cache (nil: it would read the database, so it need not wait for a
-    /// fence first), and where the read after the fence may look first. Default: nil.
-    func sessionHint(id: String) -> CacheHint?
-
-    /// Where the exact cache holds the owner's list now, like ``sessionHint(id:)``. Default: nil.
-    func sessionsHint(owner: String, appID: String) -> CacheHint?
 
     /// A live session with its decrypted token, or nil when unknown; throws ``SessionError/closed`` when closed.
     func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)?
@@ -80,78 +57,6 @@ public protocol SessionStore: Sendable {
 
     /// Records a validation's result, releases the claim, and writes the events it implies.
     func finishValidation(id: String, appID: String, result: ValidationResult) async throws -> Session?
-}
-
-extension SessionStore {
-    public func cachedSession(id: String, appID: String, pass: FencePass, hint: CacheHint) -> CachedSession? { nil }
-
-    public func keepRendered(_ rendered: RenderedBody, from held: HeldSession) {}
-
-    public func cachedSessions(owner: String, appID: String, pass: FencePass, hint: CacheHint) -> [Session]? { nil }
-
-    public func sessionHint(id: String) -> CacheHint? { nil }
-
-    public func sessionsHint(owner: String, appID: String) -> CacheHint? { nil }
-}
-
-/// A session as the exact cache holds it, and the body last rendered from it, if any.
-public struct CachedSession: Sendable {
-    /// The session, shared.
-    public let held: HeldSession
-    /// The body kept beside it (``SessionStore/keepRendered(_:from:)``).
-    public let rendered: RenderedBody?
-
-    public init(held: HeldSession, rendered: RenderedBody?) {
-        self.held = held
-        self.rendered = rendered
-    }
-}
-
-/// A session held by the exact cache, shared by every read of it rather than copied: a copy of a `Session` retains
-/// each of its strings and arrays, and over thousands of cached sessions each of those touches memory the processor
-/// has not cached.
-///
-/// It is also the cache's hint for a request (``CacheHint``): the cache withdraws it (``withdraw()``) whenever it
-/// stops holding it as the entry for its session, whether announced, evicted, replaced or emptied, always before
-/// the fence that follows can pass. So a read after a fence that finds it not withdrawn finds the very entry a search
-/// of the cache would find, and needs neither the cache's lock nor a search.
-public final class HeldSession: Sendable {
-    /// The session as stored.
-    public let session: Session
-    /// The body last rendered from this session (``SessionStore/keepRendered(_:from:)``); a body kept later comes in
-    /// a new `HeldSession`, which replaces this one in the cache.
-    public let rendered: RenderedBody?
-    private let withdrawn = Atomic<Bool>(false)
-
-    public init(_ session: Session, rendered: RenderedBody? = nil) {
-        self.session = session
-        self.rendered = rendered
-    }
-
-    /// Whether the cache that held this entry has stopped holding it. Once true, it stays true.
-    public var isWithdrawn: Bool { withdrawn.load(ordering: .acquiring) }
-
-    /// Called by the cache that holds the entry, under its lock, when it stops holding it.
-    public func withdraw() {
-        withdrawn.store(true, ordering: .releasing)
-    }
-}
-
-/// A response body rendered from a stored session as shown at some moment, kept beside it in the exact cache so that
-/// an unchanged session is not rendered again. How a session is shown differs from how it is stored only in its
-/// state (``SessionService``'s presentation), so the state it was shown in is all a kept body needs beside the
-/// stored session it was rendered from: it is reused only for that very session shown in that state, and so never
-/// says anything the session does not.
-public struct RenderedBody: Sendable {
-    /// The state the session was shown in.
-    public let shownState: SessionState
-    /// The body rendered.
-    public let body: [UInt8]
-
-    public init(shownState: SessionState, body: [UInt8]) {
-        self.shownState = shownState
-        self.body = body
-    }
 }
 
 /// What a verified login stores.

@@ -1,5 +1,6 @@
 import FBSessionsAPI
 import FBSessionsCore
+import FBSessionsFastPath
 import FBSessionsGraph
 import FBSessionsStorage
 import GraphVersions
@@ -48,6 +49,8 @@ public final class ServiceAssembly: Sendable {
     public let notifications: EventNotifications
     /// The domain services and the router.
     public let routes: ServiceRoutes
+    /// What the HTTP server serves: the fast path, when there is an exact cache, in front of the router.
+    public let handler: ServiceHandler
     private let webhookClient: Client
 
     /// Wires the service.
@@ -101,9 +104,9 @@ public final class ServiceAssembly: Sendable {
         webhookClient = try Client(configuration: .init(timeout: .seconds(10), maxResponseBytes: 64 * 1024))
         pictureFetcher = try PictureFetcher(allowsHTTP: settings.pictureAllowHTTP)
         events = PostgresEventStore(database: database.database)
+        let keys = CachedKeyStore(PostgresKeyStore(database: database.database, cache: cache), ttl: settings.keyCacheTTL)
         var ports = ServicePorts(
-            apps: apps,
-            keys: CachedKeyStore(PostgresKeyStore(database: database.database, cache: cache), ttl: settings.keyCacheTTL),
+            apps: apps, keys: keys,
             readiness: PostgresReadiness(database: database.database, migrator: database.migrator),
             sessionStore: store, graph: graph)
         ports.limitedLogin = limitedLoginClient
@@ -114,8 +117,14 @@ public final class ServiceAssembly: Sendable {
         ports.pictures = PostgresPictureStore(database: database.database, cache: cache)
         ports.pictureFetcher = pictureFetcher
         ports.graphVersions = graphVersions
-        keys = ports.keys
-        routes = ServiceRoutes(parts, ports: ports, metrics: metrics)
+        self.keys = keys
+        let routes = ServiceRoutes(parts, ports: ports, metrics: metrics)
+        self.routes = routes
+        handler = ServiceHandler(
+            router: routes.router,
+            fastPath: cache.map {
+                FastPath(cache: $0, keys: keys, sessions: routes.sessions, pictures: routes.pictures, router: routes.router)
+            })
         webhooks = WebhookDispatcher(
             database: database.database, keyring: database.keyring,
             transport: ClientWebhookTransport(client: webhookClient), logger: parts.logger("webhooks"))
@@ -147,11 +156,11 @@ public final class ServiceAssembly: Sendable {
     /// The long-poll readers.
     public var eventWaiters: EventWaiters { routes.services.eventWaiters }
 
-    /// A server for the router on the settings' address (`FBS_LISTEN`) and limits, counted in `/metrics`.
+    /// A server for ``handler`` on the settings' address (`FBS_LISTEN`) and limits, counted in `/metrics`.
     ///
-    /// - Parameter handler: What serves the requests, given the router (a test records the answers).
+    /// - Parameter handler: What serves the requests, given ``handler`` (a test records the answers).
     /// - Throws: `ServerError` when the address cannot be bound.
-    public func server<Handler: RequestHandler>(_ handler: (Router) -> Handler) throws -> Server {
+    public func server<Handler: RequestHandler>(_ handler: (ServiceHandler) -> Handler) throws -> Server {
         let settings = parts.settings
         var configuration = ServerConfiguration()
         configuration.host = settings.listenHost
@@ -165,7 +174,7 @@ public final class ServiceAssembly: Sendable {
             let url = database.listenerURL
             return { _ in LoopFenceCompanion(cache.makeLoopFence { try LoopFenceCompanion.connect(url) }) }
         }
-        let server = try Server(configuration: configuration, handler: handler(router), companion: companion)
+        let server = try Server(configuration: configuration, handler: handler(self.handler), companion: companion)
         // Weakly: the registry is the router's too (`/metrics`), so a strong reference would make a cycle of the server,
         // its handler and the registry that outlives the service.
         metrics.gauge("fbs_http_requests_waiting", help: "Requests waiting while their handler works or for a fence.") {

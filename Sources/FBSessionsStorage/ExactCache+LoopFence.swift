@@ -38,7 +38,7 @@ extension ExactCache {
         /// Whether a fence came back on the current connection (mirrors the log; read without the cache's lock).
         private var current = false
         private var fences = FenceQueue()
-        private var waiters: [UInt64: @Sendable (FencePass?) -> Void] = [:]
+        private var waiters: [UInt64: @Sendable (Bool) -> Void] = [:]
         private var lastWaiterID: UInt64 = 0
         /// When the fence out was sent (`DispatchTime` nanoseconds).
         private var sentAt: UInt64 = 0
@@ -95,7 +95,7 @@ extension ExactCache {
 
         /// Parks `resume` until a fence sent after now comes back on this loop's connection. False when the
         /// connection is not current: the caller fences another way.
-        func join(_ resume: @escaping @Sendable (FencePass?) -> Void) -> Bool {
+        func join(_ resume: @escaping @Sendable (Bool) -> Void) -> Bool {
             guard current, connection != nil else { return false }
             lastWaiterID += 1
             waiters[lastWaiterID] = resume
@@ -129,7 +129,7 @@ extension ExactCache {
                     cache.loopFenceReturned(number)
                     current = true
                 }
-                resume(effects.passed, pass: FencePass(issuer: cache))
+                resume(effects.passed, passed: true)
             }
         }
 
@@ -170,14 +170,14 @@ extension ExactCache {
             current = false
             cache.loopLost(number)
             let effects = fences.lost()
-            resume(effects.failed, pass: nil)
+            resume(effects.failed, passed: false)
             nextAttemptAt = DispatchTime.now().uptimeNanoseconds + reconnectDelay
         }
 
-        private func resume(_ ids: [UInt64], pass: FencePass?) {
-            if pass == nil { cache.countBypassed(ids.count) }
+        private func resume(_ ids: [UInt64], passed: Bool) {
+            if !passed { cache.countBypassed(ids.count) }
             for id in ids {
-                waiters.removeValue(forKey: id)?(pass)
+                waiters.removeValue(forKey: id)?(passed)
             }
         }
 
@@ -241,7 +241,7 @@ extension ExactCache {
                 current = false
                 cache.loopEnded(number)
             }
-            resume(fences.lost().failed, pass: nil)
+            resume(fences.lost().failed, passed: false)
         }
     }
 

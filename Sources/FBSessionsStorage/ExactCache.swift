@@ -30,7 +30,7 @@ import Synchronization
 ///
 /// Thread safety: one lock guards the entries, the log and the fences; waiters are resumed outside it. The
 /// listener's callback (``handle(_:)``) runs on the listener's thread.
-public final class ExactCache: RequestFence, @unchecked Sendable {
+public final class ExactCache: @unchecked Sendable {
     /// Counters, for `/metrics` and tests.
     public struct Statistics: Sendable, Equatable {
         public var hits = 0
@@ -121,7 +121,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// Who waits for a fence: a task (``fence()``), or a request parked without one (``wait(_:)``).
     private enum Waiter {
         case task(CheckedContinuation<Bool, Never>)
-        case callback(@Sendable (FencePass?) -> Void)
+        case callback(@Sendable (Bool) -> Void)
     }
 
     enum Entry {
@@ -318,10 +318,11 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
         await withCheckedContinuation { join(.task($0)) }
     }
 
-    /// ``fence()`` without a task: `resume` gets a pass of this cache when the fence came back, nil when it
-    /// cannot (``RequestFence``). It is called on the listener's thread when the fence comes back, and on the
-    /// calling thread, before this returns, when the cache is not current.
-    public func wait(_ resume: @escaping @Sendable (FencePass?) -> Void) {
+    /// ``fence()`` without a task: calls `resume` exactly once, with true once a fence sent after this call came
+    /// back, or false when the cache cannot vouch for itself in time (its listener is not current, its connection was
+    /// lost, or the fence timed out). It is called on the listener's or the loop's thread when the fence comes back,
+    /// and on the calling thread, before this returns, when the cache is not current; it must be quick.
+    public func wait(_ resume: @escaping @Sendable (Bool) -> Void) {
         if let loop = loopOnThisThread, loop.join(resume) { return }
         join(.callback(resume))
     }
@@ -403,16 +404,16 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
 
     /// The cached session, if any (call after ``fence()`` returned true).
     public func session(id: String, appID: String) -> Session? {
-        session(id: id, appID: appID, hint: .unknown)?.held.session
+        session(id: id, appID: appID, hint: .unknown)?.session
     }
 
     /// The cached session, shared, and the body last rendered from it, if any (call after ``fence()`` returned
     /// true): the hint's entry when it has not been withdrawn since (``HeldSession``), with no lock and no search;
     /// else looked for first where `hint` says (``sessionHint(_:)``).
-    public func session(id: String, appID: String, hint: CacheHint) -> CachedSession? {
+    public func session(id: String, appID: String, hint: CacheHint) -> HeldSession? {
         if let held = hint.held, !held.isWithdrawn, held.session.id == id, held.session.appID == appID {
             unlockedHits.add(1, ordering: .relaxed)
-            return CachedSession(held: held, rendered: held.rendered)
+            return held
         }
         return lock.withLock {
             guard case .session(let held) = entries.value(for: id, near: hint.position), held.session.appID == appID
@@ -421,7 +422,7 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
                 return nil
             }
             statistics.hits += 1
-            return CachedSession(held: held, rendered: held.rendered)
+            return held
         }
     }
 
@@ -683,11 +684,10 @@ public final class ExactCache: RequestFence, @unchecked Sendable {
     /// while the listener waits to read the next notification and to send the next fence.
     private func resume(_ waiters: [(Waiter, Bool)]) {
         guard !waiters.isEmpty else { return }
-        let pass = FencePass(issuer: self)
         var waitingTasks: [(CheckedContinuation<Bool, Never>, Bool)] = []
         for (waiter, passed) in waiters {
             switch waiter {
-            case .callback(let resume): resume(passed ? pass : nil)
+            case .callback(let resume): resume(passed)
             case .task(let continuation): waitingTasks.append((continuation, passed))
             }
         }

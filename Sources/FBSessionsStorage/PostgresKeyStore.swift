@@ -86,13 +86,6 @@ public struct PostgresKeyStore: KeyStore {
             fill: { live, mark in if live { cache.fillLiveKey(keyID, since: mark) } })
     }
 
-    public var fence: (any RequestFence)? { cache }
-
-    public func knownLive(keyID: String, pass: FencePass) -> Bool {
-        guard let cache, pass.covers(cache) else { return false }
-        return cache.isLiveKey(keyID)
-    }
-
     static func fetchLiveness(_ connection: PostgresConnection, _ keyIDs: [String]) throws -> [Result<Bool, any Error>] {
         let rows = try connection.query(
             """

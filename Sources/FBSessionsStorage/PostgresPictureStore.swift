@@ -14,7 +14,7 @@ import Postgres
 /// the `CASE` in the lookups): it has only the one picture its token named.
 ///
 /// With an ``ExactCache``, every lookup that finds a picture keeps its description (not the bytes) there, so that a
-/// hit or a 304 can be answered from memory (``cachedPicture(_:pass:)``); migration 0009 announces every change to
+/// hit or a 304 can be answered from memory (by the fast path, ``ExactCache/picture(_:)``); migration 0009 announces every change to
 /// `picture_cache`.
 public struct PostgresPictureStore: PictureStore {
     private let database: Database
@@ -29,11 +29,6 @@ public struct PostgresPictureStore: PictureStore {
         self.database = database
         self.cache = cache
         lookups = ReadBatcher(database: database, fetch: Self.fetchLookups)
-    }
-
-    public func cachedPicture(_ key: PictureKey, pass: FencePass) -> HeldPicture? {
-        guard let cache, pass.covers(cache) else { return nil }
-        return cache.picture(key)
     }
 
     public func lookup(sessionID: String, appID: String, sizeKey: String, includeBody: Bool, now: Date) async throws

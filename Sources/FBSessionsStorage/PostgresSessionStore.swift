@@ -126,28 +126,6 @@ public struct PostgresSessionStore: SessionStore {
             fill: { session, mark in if let session { cache.fill(session, since: mark) } })
     }
 
-    public func cachedSession(id: String, appID: String, pass: FencePass, hint: CacheHint) -> CachedSession? {
-        guard let cache, pass.covers(cache) else { return nil }
-        return cache.session(id: id, appID: appID, hint: hint)
-    }
-
-    public func keepRendered(_ rendered: RenderedBody, from held: HeldSession) {
-        cache?.keepRendered(rendered, from: held)
-    }
-
-    public func cachedSessions(owner: String, appID: String, pass: FencePass, hint: CacheHint) -> [Session]? {
-        guard let cache, pass.covers(cache) else { return nil }
-        return cache.sessions(owner: owner, appID: appID, hint: hint)
-    }
-
-    public func sessionHint(id: String) -> CacheHint? {
-        cache?.sessionHint(id)
-    }
-
-    public func sessionsHint(owner: String, appID: String) -> CacheHint? {
-        cache?.sessionsHint(owner: owner, appID: appID)
-    }
-
     /// Statements run and requests answered by the batched status and list reads (tests, diagnostics).
     public var batchStatistics: (batches: Int, reads: Int) {
         let (status, lists) = (statusReads.statistics, ownerReads.statistics)

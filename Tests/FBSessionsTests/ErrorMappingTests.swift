@@ -15,7 +15,7 @@ struct ErrorMappingTests {
         let log = InMemoryLogHandler()
         let cancelled = Route(
             "GET", "/v1/cancelled", operationID: "cancelled", scope: nil,
-            body: .waiting { _ in throw CancellationError() })
+            handler: .waiting { _ in throw CancellationError() })
         let router = Router(
             routes: [cancelled], keys: InMemoryKeyStore(),
             observer: Observer(metrics: MetricsRegistry(), logger: Logger(label: "http", handler: log)))

@@ -114,7 +114,7 @@ private final class Runs: @unchecked Sendable {
 private func makeRouter(keys: CountingKeyStore, runs: Runs, fromCache: Response? = nil) -> Router {
     let counted = Route(
         "GET", "/v1/counted", operationID: "counted", scope: .sessions,
-        body: .waiting { _ in
+        handler: .waiting { _ in
             runs.add()
             return Response(status: 204)
         })
@@ -126,7 +126,7 @@ private func makeRouter(keys: CountingKeyStore, runs: Runs, fromCache: Response?
             #expect(keys.knownLive(keyID: context.principal?.key.id ?? "", pass: pass))
             return fromCache
         },
-        body: .waiting { _ in
+        handler: .waiting { _ in
             runs.add()
             return Response(status: 204)
         })
@@ -141,7 +141,7 @@ private func makeRouter(keys: CountingKeyStore, runs: Runs, fromCache: Response?
             #expect(context.principal != nil)
             return nil
         },
-        body: .waiting { _ in
+        handler: .waiting { _ in
             runs.add()
             return Response(status: 204)
         })

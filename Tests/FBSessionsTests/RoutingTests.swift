@@ -19,11 +19,11 @@ private func makeRouter(keys: InMemoryKeyStore = InMemoryKeyStore(), log: InMemo
     let metrics = MetricsRegistry()
     let echo = Route(
         "POST", "/v1/echo/{owner}", operationID: "echo", scope: .sessions, acceptsJSON: true,
-        body: .waiting { context in
+        handler: .waiting { context in
             let greeting = try context.decode(Greeting.self)
             return try JSONResponse.make(200, ["owner": greeting.owner, "path_owner": context.parameters["owner"] ?? ""])
         })
-    let crash = Route("GET", "/v1/crash", operationID: "crash", scope: nil, body: .waiting { _ in
+    let crash = Route("GET", "/v1/crash", operationID: "crash", scope: nil, handler: .waiting { _ in
         struct Internal: Error { let secret = "db password 123" }
         throw Internal()
     })

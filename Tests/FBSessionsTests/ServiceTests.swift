@@ -48,7 +48,7 @@ import TestSupport
             databaseURL: url, poolSize: 1, maxWaiters: 3, acquireTimeout: .milliseconds(400),
             extraRoutes: { database in
                 [
-                    Route("GET", "/v1/test/hold", operationID: "hold", scope: nil, body: .waiting { _ in
+                    Route("GET", "/v1/test/hold", operationID: "hold", scope: nil, handler: .waiting { _ in
                         _ = try await database.run { try $0.query("SELECT pg_sleep(1.5)") }
                         return .json(status: 200, body: Array("{}".utf8))
                     })

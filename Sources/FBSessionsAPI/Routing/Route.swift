@@ -2,16 +2,17 @@ import FBSessionsCore
 import Foundation
 import HTTPServer
 
-/// One operation of `openapi.yaml`: method, path template, the scope it needs, and its handler.
+/// One operation of `openapi.yaml`: method, path template, the scope it needs, and its one handler.
 ///
 /// A class of constants: the router hands the matched route to the request's work and context, and as a class
-/// that is one retain instead of a copy of its seven fields.
+/// that is one retain instead of a copy of its fields.
 public final class Route: Sendable {
     /// How the handler runs.
-    public enum Body: Sendable {
-        /// Answers at once on the server thread: no I/O, no waiting (health, metrics, the spec).
+    public enum Handler: Sendable {
+        /// Answers at once on the server's thread: no I/O, no waiting (health, metrics, the spec). A route of this
+        /// kind with no scope runs without a task and without the middleware.
         case immediate(@Sendable (RouteContext) -> Response)
-        /// Waits on I/O; runs on a task while the connection is suspended.
+        /// Waits on I/O; runs on a task, after the middleware, while the connection is suspended.
         case waiting(@Sendable (RouteContext) async throws -> Response)
     }
 
@@ -26,44 +27,45 @@ public final class Route: Sendable {
     /// Whether the route takes a JSON body (then other content types get 415).
     public let acceptsJSON: Bool
     /// The handler.
-    public let body: Body
-    /// The answer from the exact cache alone, with no I/O, once a fence covered the request (``FencePass``), given
-    /// where ``cacheHint`` found the entry before the fence; nil from it, or no such handler, runs ``body``. Only for
-    /// keyed routes: the router confirms the key under the same pass first.
-    public let cached: (@Sendable (RouteContext, FencePass, CacheHint) throws -> Response?)?
-    /// Where the exact cache holds what ``cached`` needs, asked before the fence (a hint with no I/O and no fence):
-    /// nil sends the request straight to ``body``, so that a request bound to miss does not first wait for a fence
-    /// and then suspend again for its task. Without it every request waits for the fence, with
-    /// ``CacheHint/unknown``.
-    public let cacheHint: (@Sendable (RouteContext) -> CacheHint?)?
+    public let handler: Handler
 
     /// Creates a route.
     public init(
         _ method: String, _ path: String, operationID: String, scope: Scope?, acceptsJSON: Bool = false,
-        cached: (@Sendable (RouteContext, FencePass, CacheHint) throws -> Response?)? = nil,
-        cacheHint: (@Sendable (RouteContext) -> CacheHint?)? = nil, body: Body
+        handler: Handler
     ) {
         self.method = method
         self.path = PathTemplate(path)
         self.operationID = operationID
         self.scope = scope
         self.acceptsJSON = acceptsJSON
-        self.body = body
-        self.cached = cached
-        self.cacheHint = cacheHint
+        self.handler = handler
     }
 }
 
 /// What a handler gets: the request, the path parameters, the query, and the authenticated caller.
 public struct RouteContext: Sendable {
+    /// The route matched.
+    public let route: Route
     /// The request.
     public let request: Request
     /// Decoded path parameters by name.
     public let parameters: PathParameters
     /// Decoded query pairs in order.
     public let query: [(name: String, value: String)]
-    /// The caller, for routes with a scope.
-    public let principal: Principal?
+    /// The caller, for routes with a scope (set by ``KeyCheck``).
+    public internal(set) var principal: Principal?
+    /// The bearer key presented, as the router parsed it: for ``KeyCheck`` alone.
+    let presentedKey: String?
+
+    /// A context; the principal is set by ``KeyCheck``.
+    init(route: Route, request: Request, parameters: PathParameters, query: [(name: String, value: String)], presentedKey: String?) {
+        self.route = route
+        self.request = request
+        self.parameters = parameters
+        self.query = query
+        self.presentedKey = presentedKey
+    }
 
     /// The request id.
     public var requestID: String { request.requestID }

@@ -1,0 +1,48 @@
+import FBSessionsCore
+import HTTPServer
+
+/// A step between the router and a route's handler: it sees the request's context before the handler and the
+/// response (or error) after it, and calls `next` to go on, or answers (or throws) itself to stop.
+///
+/// The router composes the chain once per route, in the order given, so that the first middleware is the
+/// outermost. Rate limits and traces join here. Routes that answer at once with no scope (health, metrics, the
+/// spec) run without the chain; every exchange, whatever answered it, is still logged and counted by the
+/// ``Observer``.
+public protocol Middleware: Sendable {
+    /// Handles a request on its way to the route's handler.
+    func handle(_ context: RouteContext, next: (RouteContext) async throws -> Response) async throws -> Response
+}
+
+/// The key check: for a route with a scope, the presented key's app and scopes (from the key cache when it
+/// holds them), its liveness confirmed (docs/caching.md, "API keys"), and the scope. Sets the context's principal.
+///
+/// - 401 `unauthorized` for a missing, unknown, revoked or wrong key (a key found revoked is forgotten);
+/// - 403 `forbidden` for a key without the route's scope.
+public struct KeyCheck: Middleware {
+    let keys: any KeyStore
+
+    /// A key check over a key store.
+    public init(keys: any KeyStore) {
+        self.keys = keys
+    }
+
+    public func handle(_ context: RouteContext, next: (RouteContext) async throws -> Response) async throws -> Response {
+        guard let scope = context.route.scope else { return try await next(context) }
+        guard let presented = context.presentedKey, let found = try await keys.lookup(presented) else {
+            throw APIError.unauthorized
+        }
+        let caller = found.principal
+        // App and scopes from the cache; liveness from the database or the exact cache, which a revocation
+        // committed anywhere empties first.
+        if !found.isConfirmed, try await !keys.isLive(keyID: caller.key.id) {
+            keys.forget(keyID: caller.key.id)
+            throw APIError.unauthorized
+        }
+        guard caller.allows(scope) else {
+            throw APIError(403, .forbidden, "This API key lacks the \(scope.rawValue) scope.")
+        }
+        var context = context
+        context.principal = caller
+        return try await next(context)
+    }
+}
