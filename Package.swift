@@ -134,10 +134,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "FBSessionsFastPathTests",
+            dependencies: ["FBSessionsFastPath", "FBSessionsCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "FBSessionsTests",
             dependencies: [
-                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService", "HTTPServer",
-                "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "LocalCluster", "GraphVersions",
+                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsFastPath", "FBSessionsGraph",
+                "FBSessionsService", "HTTPServer", "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "LocalCluster",
+                "GraphVersions",
             ],
             swiftSettings: swiftSettings
         ),

@@ -52,55 +52,6 @@ private final class CountingKeyStore: KeyStore, @unchecked Sendable {
     func failConfirmations() {
         lock.withLock { failing = true }
     }
-
-    // The exact cache's side, for the parked path: a fence the test answers, and what it "knows" under a pass.
-    let manualFence = ManualFence()
-    private var knownLiveUnderPass = true
-
-    var fence: (any RequestFence)? { manualFence }
-
-    func cachedPrincipal(_ presented: String) -> Principal? {
-        // The in-memory base answers synchronously behind its async signature; a test stand-in for the cache.
-        base.principal(presented)
-    }
-
-    func knownLive(keyID: String, pass: FencePass) -> Bool {
-        pass.covers(manualFence) && lock.withLock { knownLiveUnderPass && live }
-    }
-
-    func forgetLiveness() {
-        lock.withLock { knownLiveUnderPass = false }
-    }
-}
-
-/// A fence that parks its waiters until the test lets them through.
-final class ManualFence: RequestFence, @unchecked Sendable {
-    private let lock = NSLock()
-    private var parked: [@Sendable (FencePass?) -> Void] = []
-    private var count = 0
-
-    var waits: Int { lock.withLock { count } }
-
-    func wait(_ resume: @escaping @Sendable (FencePass?) -> Void) {
-        lock.withLock {
-            count += 1
-            parked.append(resume)
-        }
-    }
-
-    /// Answers every parked waiter: with a pass of this fence, or nil (the cache cannot vouch for itself).
-    func release(passing: Bool) {
-        let waiting = lock.withLock { () -> [@Sendable (FencePass?) -> Void] in
-            defer { parked = [] }
-            return parked
-        }
-        for resume in waiting { resume(passing ? FencePass(issuer: self) : nil) }
-    }
-
-    /// Waits until `n` waiters are parked.
-    func awaitParked(_ n: Int) async {
-        while lock.withLock({ parked.count }) < n { await Task.yield() }
-    }
 }
 
 /// A route that counts its runs.
@@ -111,42 +62,15 @@ private final class Runs: @unchecked Sendable {
     func add() { lock.withLock { count += 1 } }
 }
 
-private func makeRouter(keys: CountingKeyStore, runs: Runs, fromCache: Response? = nil) -> Router {
+private func makeRouter(keys: CountingKeyStore, runs: Runs) -> Router {
     let counted = Route(
         "GET", "/v1/counted", operationID: "counted", scope: .sessions,
         handler: .waiting { _ in
             runs.add()
             return Response(status: 204)
         })
-    // The same, with an answer from the exact cache (nil: not cached).
-    let cached = Route(
-        "GET", "/v1/cached", operationID: "cached", scope: .sessions,
-        cached: { context, pass, _ in
-            #expect(context.principal != nil, "the key is confirmed before the cache answers")
-            #expect(keys.knownLive(keyID: context.principal?.key.id ?? "", pass: pass))
-            return fromCache
-        },
-        handler: .waiting { _ in
-            runs.add()
-            return Response(status: 204)
-        })
-    // The same, for what the cache does not hold: asked before the fence, it says the cache cannot answer.
-    let notHeld = Route(
-        "GET", "/v1/not-held", operationID: "notHeld", scope: .sessions,
-        cached: { _, _, _ in
-            Issue.record("a route whose answer is not held never waits for the cache")
-            return nil
-        },
-        cacheHint: { context in
-            #expect(context.principal != nil)
-            return nil
-        },
-        handler: .waiting { _ in
-            runs.add()
-            return Response(status: 204)
-        })
     return Router(
-        routes: [counted, cached, notHeld], keys: keys,
+        routes: [counted], keys: keys,
         observer: Observer(metrics: MetricsRegistry(), logger: Logger(label: "http", handler: InMemoryLogHandler())))
 }
 
@@ -155,17 +79,17 @@ private func errorCode(_ response: Response) -> String? {
     return (object?["error"] as? [String: Any])?["code"] as? String
 }
 
-/// A key whose app and scopes came from the cache is confirmed live before its handler runs (docs/caching.md):
-/// through ``KeyStore/isLive(keyID:)``, which the exact cache answers when it can.
+/// The ``KeyCheck`` middleware: a key whose app and scopes came from the cache is confirmed live before its handler
+/// runs (docs/caching.md), through ``KeyStore/isLive(keyID:)``, which the exact cache answers when it can.
 @Suite struct KeyConfirmationTests {
     /// A key store, a key with `scopes`, and a router over the counted routes.
-    private static func setUp(scopes: [Scope], fromCache: Response? = nil) async throws
+    private static func setUp(scopes: [Scope]) async throws
         -> (CountingKeyStore, (key: APIKey, text: String), Runs, Router)
     {
         let keys = CountingKeyStore()
         let made = try await keys.addKey(appID: keys.base.app.id, scopes: scopes)
         let runs = Runs()
-        return (keys, made, runs, makeRouter(keys: keys, runs: runs, fromCache: fromCache))
+        return (keys, made, runs, makeRouter(keys: keys, runs: runs))
     }
 
     @Test func aCachedKeyIsConfirmedBeforeTheHandlerRuns() async throws {
@@ -197,67 +121,14 @@ private func errorCode(_ response: Response) -> String? {
         #expect(runs.value == 0)
     }
 
-    // MARK: The parked path: one fence, the key and the answer under it, no task
-
-    private static func call(_ router: Router, _ keys: CountingKeyStore, _ text: String, fence: Bool) async -> Response {
-        var headers = HTTPHeaders()
-        headers.add("Authorization", "Bearer \(text)")
-        async let response = RouteCaller.call(router, "GET", "/v1/cached", headers: headers)
-        await keys.manualFence.awaitParked(1)
-        keys.manualFence.release(passing: fence)
-        return await response
-    }
-
-    @Test func aCachedAnswerNeedsOneFenceAndNoConfirmationRead() async throws {
-        let (keys, made, runs, router) = try await Self.setUp(scopes: [.sessions], fromCache: Response(status: 299))
-        let answer = await Self.call(router, keys, made.text, fence: true)
-        #expect(answer.status == 299)
-        #expect(keys.manualFence.waits == 1)
-        #expect(keys.confirmations == 0, "the key was confirmed from the cache under the same pass")
-        #expect(runs.value == 0, "the route's body never ran")
-    }
-
-    @Test func aMissAfterTheFenceRunsTheBodyWithoutConfirmingTheKeyAgain() async throws {
-        let (keys, made, runs, router) = try await Self.setUp(scopes: [.sessions], fromCache: nil)
-        let answer = await Self.call(router, keys, made.text, fence: true)
-        #expect(answer.status == 204)
-        #expect(keys.confirmations == 0)
-        #expect(runs.value == 1)
-    }
-
-    @Test func aRequestTheCacheCannotAnswerDoesNotWaitForAFence() async throws {
-        let (keys, made, runs, router) = try await Self.setUp(scopes: [.sessions], fromCache: Response(status: 299))
+    @Test func aKeyWithoutTheScopeIsRefusedAfterItsConfirmation() async throws {
+        let (keys, made, runs, router) = try await Self.setUp(scopes: [.tokensRead])
         var headers = HTTPHeaders()
         headers.add("Authorization", "Bearer \(made.text)")
-        let answer = await RouteCaller.call(router, "GET", "/v1/not-held", headers: headers)
-        #expect(answer.status == 204)
-        #expect(keys.manualFence.waits == 0, "no fence: the answer comes from the database")
-        #expect(keys.confirmations == 1, "the key is confirmed the usual way")
-        #expect(runs.value == 1)
-    }
-
-    @Test func withoutAPassOrALiveKeyEntryTheKeyIsConfirmedTheUsualWay() async throws {
-        let (keys, made, runs, router) = try await Self.setUp(scopes: [.sessions], fromCache: Response(status: 299))
-        let lost = await Self.call(router, keys, made.text, fence: false)
-        #expect(lost.status == 204, "the fence failed: nothing from the cache")
-        #expect(keys.confirmations == 1)
-        keys.forgetLiveness()
-        let unknown = await Self.call(router, keys, made.text, fence: true)
-        #expect(unknown.status == 204, "the cache does not know the key: nothing from it")
-        #expect(keys.confirmations == 2)
-        #expect(runs.value == 2)
-        keys.revokeAll()
-        let revoked = await Self.call(router, keys, made.text, fence: true)
-        #expect(revoked.status == 401)
-        #expect(keys.confirmations == 3)
-        #expect(runs.value == 2, "a revoked key never reaches the handler")
-    }
-
-    @Test func aKeyWithoutTheScopeIsRefusedUnderTheFence() async throws {
-        let (keys, made, runs, router) = try await Self.setUp(scopes: [.tokensRead], fromCache: Response(status: 299))
-        let answer = await Self.call(router, keys, made.text, fence: true)
+        let answer = await RouteCaller.call(router, "GET", "/v1/counted", headers: headers)
         #expect(answer.status == 403)
         #expect(errorCode(answer) == "forbidden")
+        #expect(keys.confirmations == 1)
         #expect(runs.value == 0)
     }
 }

@@ -1,4 +1,4 @@
-@testable import FBSessionsAPI
+@testable import FBSessionsFastPath
 @testable import FBSessionsCore
 import Foundation
 import Testing
@@ -36,8 +36,8 @@ import Testing
     }
 }
 
-/// ``CachedList``, the owner's list the route keeps bodies for: equal exactly when it would render the same.
-@Suite struct CachedListTests {
+/// ``OwnerList``, the owner's list the route keeps bodies for: equal exactly when it would render the same.
+@Suite struct OwnerListTests {
     private static func session(_ id: String, slot: Int, active: Bool = false) -> Session {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         return Session(
@@ -47,19 +47,19 @@ import Testing
 
     @Test func itIsEqualForTheSameStoredSessionsAndStates() {
         let stored = [Self.session("ses_a", slot: 1, active: true), Self.session("ses_b", slot: 2)]
-        let first = CachedList(stored: stored, states: [.open, .tokenLoaded])
-        let again = CachedList(stored: stored, states: [.open, .tokenLoaded])
+        let first = OwnerList(stored: stored, states: [.open, .tokenLoaded])
+        let again = OwnerList(stored: stored, states: [.open, .tokenLoaded])
         #expect(first == again)
-        #expect(first != CachedList(stored: stored, states: [.open, .open]), "a state that changed with time")
+        #expect(first != OwnerList(stored: stored, states: [.open, .open]), "a state that changed with time")
         var changed = stored
         changed[1].profileRefreshedAt = Date(timeIntervalSince1970: 1)
-        #expect(first != CachedList(stored: changed, states: [.open, .tokenLoaded]), "a stored field that changed")
-        #expect(first == CachedList(stored: Array(stored), states: [.open, .tokenLoaded]), "equal values, any storage")
+        #expect(first != OwnerList(stored: changed, states: [.open, .tokenLoaded]), "a stored field that changed")
+        #expect(first == OwnerList(stored: Array(stored), states: [.open, .tokenLoaded]), "equal values, any storage")
     }
 
     @Test func itShowsEachSessionWithItsStateNow() {
         let stored = [Self.session("ses_a", slot: 1), Self.session("ses_b", slot: 2, active: true)]
-        let list = CachedList(stored: stored, states: [.tokenLoaded, .open])
+        let list = OwnerList(stored: stored, states: [.tokenLoaded, .open])
         #expect(list.sessions.map(\.state) == [.tokenLoaded, .open])
         #expect(list.sessions.map(\.id) == ["ses_a", "ses_b"])
         #expect(list.stored.map(\.state) == [.open, .open], "the stored sessions are not changed")
