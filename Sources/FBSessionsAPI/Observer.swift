@@ -9,8 +9,8 @@ import Support
 /// string, the body, or a header value, so no token can reach the log.
 ///
 /// Cost per request: one lookup of the (route, method, status) series pair in a small cache, one increment and
-/// one observation; the log line's metadata is built only when the line will be written. (Building label text and
-/// log metadata for every request was 8% of the status path's CPU; docs/performance.md.)
+/// one observation; the log line's metadata is built only when the line will be written (docs/performance.md,
+/// "Figures behind the code").
 public struct Observer: Sendable {
     /// The registry `/metrics` renders.
     public let metrics: MetricsRegistry

@@ -6,7 +6,7 @@ import Foundation
 /// only when the value is equal to the one it was rendered from: it can never say something the value does not.
 /// Values answered from the exact cache share their strings and arrays with the cache's entry, so comparing an
 /// unchanged value mostly compares storage identities; an owner's list of eight sessions then costs a comparison
-/// instead of eight JSON renderings (about a quarter of the list's CPU, `perf` on `bench/run`'s list row).
+/// instead of eight JSON renderings (docs/performance.md, "Figures behind the code").
 ///
 /// Memory: at most `limit` keys; when full, a new key empties it (the hot keys come back at once).
 /// Thread safety: one lock, held for the comparison; rendering runs outside it.

@@ -6,9 +6,9 @@
 /// Admission: while there is room every value is stored. Once the cache is full, a new key is stored only on its
 /// second try within the last few thousand refusals (a doorkeeper, as in TinyLFU): a key read once in a great
 /// while would only push out another entry to be pushed out itself before it is read again. Over a set far larger
-/// than the cache, read uniformly, that is nearly every miss: storing each one (and evicting one) was about 7 % of
-/// the service's CPU over 1,000,000 sessions with 32 MiB (`perf`, docs/caching.md), for the same hit rate. A key
-/// read again soon, as a hot one is, gets in on its second miss.
+/// than the cache, read uniformly, that is nearly every miss: storing each one would evict another for the same hit
+/// rate (docs/performance.md, "Figures behind the code"). A key read again soon, as a hot one is, gets in on its
+/// second miss.
 ///
 /// Every value that leaves (removed, replaced, evicted or emptied out) is handed to `removed` as it goes. A value may
 /// also record uses made without the cache (read where its owner keeps it): the hand asks `takeUse` before evicting
@@ -17,7 +17,7 @@
 /// Not thread-safe: ``ExactCache`` guards it with its lock.
 struct ClockCache<Key: Hashable, Value> {
     /// One place in the sweep; a free place holds no key. Its fields are read in place (`slots[i].value`): with
-    /// optional slots, a read unwrapped and copied the whole slot, key included (`perf`, the cached routes).
+    /// optional slots, a read unwrapped and copied the whole slot, key included.
     private struct Slot {
         var key: Key?
         var value: Value?

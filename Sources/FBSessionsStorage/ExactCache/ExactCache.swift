@@ -141,9 +141,8 @@ public final class ExactCache: @unchecked Sendable {
     ///   - fenceTimeout: How long a fence may take before the requests waiting for it read the database instead.
     ///   - fenceSpacing: The least time between two fences; none by default. Under load a fence is due again as
     ///     soon as the last one came back; holding it back lets more requests ride on it (fewer `NOTIFY`s for
-    ///     PostgreSQL and the listener), for at most this much added wait. Measured at 200 µs: 10 requests a
-    ///     fence instead of 7.5 and the same throughput, but a status p99 of 2.7–3.1 ms instead of 2.2 at a
-    ///     paced 4,000 requests a second: the wait itself, and the Dispatch timer that sends a held-back fence.
+    ///     PostgreSQL and the listener), for at most this much added wait, which the p99 pays (docs/performance.md,
+    ///     "Figures behind the code").
     public init(capacity: Int, fenceTimeout: Duration = .milliseconds(500), fenceSpacing: Duration = .zero) {
         // A session leaving the cache, for whatever reason, is withdrawn at once, under the lock: a request holding
         // it as its hint then searches instead (``session(id:appID:hint:)``).
@@ -180,8 +179,8 @@ public final class ExactCache: @unchecked Sendable {
     }
 
     /// The cache as its watchdog sees it: not through a weak reference, which would move the cache's reference count
-    /// to a side table for its whole life and send every retain and release of it on the hot path down the slow path
-    /// (about 0.3 µs a cached request in `perf`). The target holds the cache unretained (the cache owns the timer,
+    /// to a side table for its whole life and send every retain and release of it on the hot path down the slow path.
+    /// The target holds the cache unretained (the cache owns the timer,
     /// so a strong hold would keep both alive for good) and a lock: a tick runs under it, and the cache's `deinit`
     /// clears the target under it first, so a tick never reaches a cache that is gone.
     private final class WatchdogTarget: @unchecked Sendable {
