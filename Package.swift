@@ -58,7 +58,7 @@ let package = Package(
         // but the assembly.
         .target(
             name: "FBSessionsFastPath",
-            dependencies: ["FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "HTTPServer", "Support"],
+            dependencies: ["FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "HTTPServer", "Postgres", "Support"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -172,7 +172,7 @@ public final class ServiceAssembly: Sendable {
         configuration.reportProblem = { problem in logger.warning("http server problem", ["problem": .string(problem)]) }
         let companion: (@Sendable (Int) -> any EventLoopCompanion)? = cache.map { cache in
             let url = database.listenerURL
-            return { _ in LoopFenceCompanion(cache.makeLoopFence { try LoopFenceCompanion.connect(url) }) }
+            return { _ in LoopFenceCompanion(cache: cache, listenerURL: url) }
         }
         let server = try Server(configuration: configuration, handler: handler(self.handler), companion: companion)
         // Weakly: the registry is the router's too (`/metrics`), so a strong reference would make a cycle of the server,
@@ -234,28 +234,4 @@ public struct ServiceSettingError: Error, CustomStringConvertible, Sendable {
 
     /// An error with its message.
     public init(_ description: String) { self.description = description }
-}
-
-/// An exact cache's loop fence as the HTTP server's loop sees it.
-final class LoopFenceCompanion: EventLoopCompanion {
-    private let fence: ExactCache.LoopFence
-
-    init(_ fence: ExactCache.LoopFence) {
-        self.fence = fence
-    }
-
-    /// A loop's fence connection: past any pooler (the listener's address), listening on the change channel, with
-    /// the listener's limits.
-    static func connect(_ url: String) throws -> PostgresFenceConnection {
-        try PostgresFenceConnection(
-            connectionString: url, channels: [ExactCache.changeChannel],
-            options: PostgresConnection.Options(
-                connectTimeout: .seconds(5), statementTimeout: .seconds(3), deadlineMargin: .zero,
-                applicationName: "fbsessiond-fence", preparedStatements: .never))
-    }
-
-    var watched: (descriptor: Int32, serial: UInt64)? { fence.watched }
-    func readable() { fence.readable() }
-    func afterTurn() -> UInt64? { fence.afterTurn() }
-    func stop() { fence.stop() }
 }

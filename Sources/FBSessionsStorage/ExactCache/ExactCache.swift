@@ -28,6 +28,13 @@ import Synchronization
 /// Memory: the entries' estimated bytes stay within the capacity (`FBS_CACHE_BYTES`), evicted by CLOCK
 /// (``ClockCache``).
 ///
+/// Its parts, one file each, all under the one lock and the one fence mechanism: the fences
+/// (ExactCache+Fences.swift) and each event loop's own fence connection (ExactCache+LoopFence.swift); the
+/// announcements and their tokens (ExactCache+Announcements.swift); and what it caches: sessions
+/// (ExactCache+Sessions.swift), owners' lists (ExactCache+OwnerLists.swift), live API keys
+/// (ExactCache+LiveKeys.swift) and pictures' descriptions (ExactCache+Pictures.swift). This file holds the state,
+/// the read-through the stores use (``read(_:cached:load:fill:)``) and the fills' rule.
+///
 /// Thread safety: one lock guards the entries, the log and the fences; waiters are resumed outside it. The
 /// listener's callback (``handle(_:)``) runs on the listener's thread.
 public final class ExactCache: @unchecked Sendable {
@@ -67,41 +74,41 @@ public final class ExactCache: @unchecked Sendable {
     let fenceTimeout: UInt64
     /// Fails a fence out for longer than `fenceTimeout`: one repeating timer, not one per fence (a timer per fence
     /// was a tenth of the service's CPU on the hot path, in Dispatch's timer thread).
-    private let watchdog: any DispatchSourceTimer
+    let watchdog: any DispatchSourceTimer
     /// How the watchdog reaches the cache (``WatchdogTarget``).
-    private let watchdogTarget = WatchdogTarget()
+    let watchdogTarget = WatchdogTarget()
     /// The least time between two fences, in nanoseconds.
-    private let fenceSpacing: UInt64
+    let fenceSpacing: UInt64
     /// When the last fence was sent (`DispatchTime` nanoseconds).
-    private var lastSentAt: UInt64 = 0
+    var lastSentAt: UInt64 = 0
     let lock = NSLock()
     var entries: ClockCache<String, Entry>
     /// The tokens (``liveKeyKey(_:)``) of the API keys known to be live. Apart from ``entries``: keys are few and
     /// small, and every request checks one, so they are never evicted to make room for sessions (at most
     /// ``liveKeyCapacity``; past that the set empties). Under the lock.
-    private var liveKeys: Set<String> = []
+    var liveKeys: Set<String> = []
     /// Counts the removals from ``liveKeys``, each made under the lock before the fence that follows it can pass: an
     /// event loop's memo of the last key it found live holds while this has not moved (``isLiveKey(_:)``).
-    private let liveKeyRemovals = Atomic<UInt64>(0)
+    let liveKeyRemovals = Atomic<UInt64>(0)
     /// Hits answered without the lock (a session's hint, a loop's memo of its last live key).
     let unlockedHits = Atomic<Int>(0)
     /// The most live keys held.
     static let liveKeyCapacity = 4096
     var log = InvalidationLog()
-    private var fences = FenceQueue()
-    private var waiters: [UInt64: Waiter] = [:]
-    private var lastWaiterID: UInt64 = 0
+    var fences = FenceQueue()
+    var waiters: [UInt64: Waiter] = [:]
+    var lastWaiterID: UInt64 = 0
     var statistics = Statistics()
     /// The number the last event loop's fence connection got (``LoopFence``); the listener's is
     /// ``listenerConnection``.
     var lastLoopNumber = 0
-    private var sendFence: (@Sendable (String) -> Void)?
+    var sendFence: (@Sendable (String) -> Void)?
     /// Owner and picture tokens by what they hash (``hashedToken(_:)``), under their own lock.
-    private var hashedTokens: [TokenInput: String] = [:]
+    var hashedTokens: [TokenInput: String] = [:]
 
     /// What an owner's or a picture's token hashes, as its parts: looking a token up hashes the parts in place,
     /// with no string joined per request.
-    private enum TokenInput: Hashable {
+    enum TokenInput: Hashable {
         case owner(appID: String, owner: String)
         case picture(PictureKey)
 
@@ -113,13 +120,13 @@ public final class ExactCache: @unchecked Sendable {
             }
         }
     }
-    private let tokenLock = NSLock()
+    let tokenLock = NSLock()
     /// The app ids of the sessions kept (``sharedAppID(_:)``), under their own lock.
-    private var appIDs: [String: String] = [:]
-    private let appIDLock = NSLock()
+    var appIDs: [String: String] = [:]
+    let appIDLock = NSLock()
 
     /// Who waits for a fence: a task (``fence()``), or a request parked without one (``wait(_:)``).
-    private enum Waiter {
+    enum Waiter {
         case task(CheckedContinuation<Bool, Never>)
         case callback(@Sendable (Bool) -> Void)
     }
@@ -183,7 +190,7 @@ public final class ExactCache: @unchecked Sendable {
     /// The target holds the cache unretained (the cache owns the timer,
     /// so a strong hold would keep both alive for good) and a lock: a tick runs under it, and the cache's `deinit`
     /// clears the target under it first, so a tick never reaches a cache that is gone.
-    private final class WatchdogTarget: @unchecked Sendable {
+    final class WatchdogTarget: @unchecked Sendable {
         private let lock = NSLock()
         private var cache: Unmanaged<ExactCache>?
 
@@ -200,7 +207,7 @@ public final class ExactCache: @unchecked Sendable {
         }
     }
 
-    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
         return UInt64(clamping: max(0, seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000))
     }
@@ -248,110 +255,7 @@ public final class ExactCache: @unchecked Sendable {
         }
     }
 
-    // MARK: The listener's side
-
-    /// Handles a signal of the listener whose channels include ``changeChannel`` and whose fence channel is
-    /// ``fenceChannel``.
-    public func handle(_ signal: PostgresListener.Signal) {
-        switch signal {
-        case .notification(let channel, let payload) where channel == Self.changeChannel:
-            invalidate(payload)
-        case .fence(let payload):
-            guard let token = UInt64(payload) else { return }
-            let effects = lock.withLock { () -> FenceQueue.Effects in
-                let (expected, effects) = fences.returned(token)
-                if expected { fenceReturned(on: Self.listenerConnection) }
-                return effects
-            }
-            apply(effects)
-        case .notification:
-            return
-        case .disconnected:
-            let effects = lock.withLock { () -> FenceQueue.Effects in
-                connectionLost(Self.listenerConnection)
-                return fences.lost()
-            }
-            apply(effects)
-        case .reconnected:
-            let effects = lock.withLock { fences.probe() }
-            apply(effects)
-        }
-    }
-
-    /// Under the lock: a fence came back on `connection` (the listener's or a loop's). When that makes it current the
-    /// log's stream breaks and the cache empties (docs/caching.md, "A fence connection per event loop", rule 2).
-    func fenceReturned(on connection: Int) {
-        if log.fenceReturned(on: connection) { removeAll() }
-    }
-
-    /// Under the lock: `connection` was lost; its announcements may have gone unheard, so the cache empties (rule 2).
-    func connectionLost(_ connection: Int) {
-        log.connectionLost(connection)
-        removeAll()
-    }
-
-    /// Drops what an announcement names (`*`: everything).
-    func invalidate(_ payload: String) {
-        lock.withLock {
-            statistics.invalidations += 1
-            for token in payload.split(separator: ",") {
-                if token == "*" {
-                    log.breakStream()
-                    removeAll()
-                    return
-                }
-                let key = String(token)
-                log.announce(key)
-                entries.remove(Self.entryKey(announcedAs: key))
-                if liveKeys.remove(key) != nil { liveKeyRemovals.add(1, ordering: .releasing) }
-            }
-        }
-    }
-
     // MARK: The request's side
-
-    /// Waits until every change committed before this call has been handled. False when that cannot be known
-    /// in time (the listener is not current, its connection was lost, or the fence timed out): the caller must
-    /// then read the database.
-    public func fence() async -> Bool {
-        await withCheckedContinuation { join(.task($0)) }
-    }
-
-    /// ``fence()`` without a task: calls `resume` exactly once, with true once a fence sent after this call came
-    /// back, or false when the cache cannot vouch for itself in time (its listener is not current, its connection was
-    /// lost, or the fence timed out). It is called on the listener's or the loop's thread when the fence comes back,
-    /// and on the calling thread, before this returns, when the cache is not current; it must be quick.
-    public func wait(_ resume: @escaping @Sendable (Bool) -> Void) {
-        if let loop = loopOnThisThread, loop.join(resume) { return }
-        join(.callback(resume))
-    }
-
-    private func join(_ waiter: Waiter) {
-        enum Start {
-            case bypass(FenceQueue.Effects)
-            case wait(FenceQueue.Effects)
-        }
-        let start = lock.withLock { () -> Start in
-            guard sendFence != nil else {
-                statistics.bypassed += 1
-                return .bypass(FenceQueue.Effects())
-            }
-            guard log.isCurrent(Self.listenerConnection) else {
-                statistics.bypassed += 1
-                return .bypass(fences.probe())  // To become current; nobody waits for it.
-            }
-            lastWaiterID += 1
-            waiters[lastWaiterID] = waiter
-            return .wait(fences.join(lastWaiterID))
-        }
-        switch start {
-        case .bypass(let effects):
-            resume([(waiter, false)])
-            apply(effects)
-        case .wait(let effects):
-            apply(effects)
-        }
-    }
 
     /// Reads `key` through the cache: from it, after a fence, when it holds the key; else with `load`, and keeps
     /// the answer with `fill` (which the ``InvalidationLog`` may refuse). An entry the cache does not hold costs
@@ -368,7 +272,7 @@ public final class ExactCache: @unchecked Sendable {
     }
 
     /// Whether an entry is held (not counted as a use for eviction); a miss is counted when it is not.
-    private func holds(_ key: String) -> Bool {
+    func holds(_ key: String) -> Bool {
         lock.withLock {
             if entries.contains(key) || liveKeys.contains(key) { return true }
             statistics.misses += 1
@@ -376,241 +280,19 @@ public final class ExactCache: @unchecked Sendable {
         }
     }
 
-    /// Where the session is held, and its entry, without a fence and without counting a hit or a miss; nil when it is
-    /// not held. A hint for the request path (a request that would miss need not wait for a fence first, and one that
-    /// waits takes the entry after the fence without searching again), never an answer by itself. It counts as a use
-    /// of the entry for eviction, since the read after the fence may take no lock.
-    public func sessionHint(_ id: String) -> CacheHint? {
-        lock.withLock {
-            guard let (position, entry) = entries.entry(for: id), case .session(let held) = entry else { return nil }
-            return CacheHint(position: position, held: held)
-        }
-    }
-
-    /// Where the owner's list is held, like ``sessionHint(_:)``.
-    public func sessionsHint(owner: String, appID: String) -> CacheHint? {
-        hint(for: ownerKey(appID: appID, owner: owner))
-    }
-
-    private func hint(for key: String) -> CacheHint? {
-        lock.withLock { entries.position(of: key) }.map { CacheHint(position: $0) }
-    }
-
     /// Where a read from the database begins; pass it to the fills of what it read.
     func mark() -> InvalidationLog.Mark {
         lock.withLock { log.mark() }
     }
 
-    /// The cached session, if any (call after ``fence()`` returned true).
-    public func session(id: String, appID: String) -> Session? {
-        session(id: id, appID: appID, hint: .unknown)?.session
-    }
-
-    /// The cached session, shared, and the body last rendered from it, if any (call after ``fence()`` returned
-    /// true): the hint's entry when it has not been withdrawn since (``HeldSession``), with no lock and no search;
-    /// else looked for first where `hint` says (``sessionHint(_:)``).
-    public func session(id: String, appID: String, hint: CacheHint) -> HeldSession? {
-        if let held = hint.held, !held.isWithdrawn, held.session.id == id, held.session.appID == appID {
-            unlockedHits.add(1, ordering: .relaxed)
-            return held
-        }
-        return lock.withLock {
-            guard case .session(let held) = entries.value(for: id, near: hint.position), held.session.appID == appID
-            else {
-                statistics.misses += 1
-                return nil
-            }
-            statistics.hits += 1
-            return held
-        }
-    }
-
-    /// Keeps a body rendered from `held` beside it, counted in the cache's bytes, if the cache still holds that very
-    /// entry: an entry changed or dropped meanwhile keeps nothing. The session and the body replace `held` (which is
-    /// withdrawn) in a new entry; the body replaces any kept before.
-    public func keepRendered(_ rendered: RenderedBody, from held: HeldSession) {
-        lock.withLock {
-            let size = Self.estimatedBytes(of: held.session) + Self.renderedOverhead + rendered.body.count
-            _ = entries.update(held.session.id, bytes: size) { entry in
-                guard case .session(let current) = entry, current === held else { return false }
-                entry = .session(HeldSession(held.session, rendered: rendered))
-                return true
-            }
-        }
-    }
-
-    /// What a kept body takes beside its bytes: the array's header and the allocator's overhead.
-    static let renderedOverhead = 64
-
-    /// The owner's cached list of live sessions, if any (call after ``fence()`` returned true); looked for first
-    /// where `hint` says (``sessionsHint(owner:appID:)``).
-    public func sessions(owner: String, appID: String, hint: CacheHint = .unknown) -> [Session]? {
-        let key = ownerKey(appID: appID, owner: owner)
-        return lock.withLock {
-            guard case .ownerList(appID, owner, let list) = entries.value(for: key, near: hint.position)
-            else {
-                statistics.misses += 1
-                return nil
-            }
-            statistics.hits += 1
-            return list
-        }
-    }
-
-    /// Whether the key is known to be live (call after ``fence()`` returned true).
-    ///
-    /// On an event loop with a fence connection of this cache, the loop remembers the last key it found live here
-    /// and the count of removals from the live keys then (``LoopFence/lastLiveKey``): while that count has not
-    /// moved, no live key has been dropped since, so the key is still held, and the answer costs no lock and no
-    /// search. The count is read after the fence passed, so it includes every removal the fence vouches for.
-    public func isLiveKey(_ keyID: String) -> Bool {
-        let loop = loopOnThisThread
-        let removals = liveKeyRemovals.load(ordering: .acquiring)
-        if let loop, loop.lastLiveKey?.removals == removals, loop.lastLiveKey?.keyID == keyID {
-            unlockedHits.add(1, ordering: .relaxed)
-            return true
-        }
-        // `removals` was read before the search: a removal after it leaves the memo made below already out of date.
-        let live = lock.withLock {
-            guard liveKeys.contains(Self.liveKeyKey(keyID)) else {
-                statistics.misses += 1
-                return false
-            }
-            statistics.hits += 1
-            return true
-        }
-        if live, let loop { loop.lastLiveKey = (keyID, removals) }
-        return live
-    }
-
-    /// The description of a cached picture, without its bytes, if any (call after ``fence()`` returned true).
-    ///
-    /// On an event loop with a fence connection of this cache, the loop's table of the pictures it read lately
-    /// (``LoopFence/recentPictures``) is looked at first: an entry there that the cache has not withdrawn since is the
-    /// entry the cache holds now, as for a session's hint (``HeldSession``), and costs no lock and no search.
-    public func picture(_ key: PictureKey) -> HeldPicture? {
-        let loop = loopOnThisThread
-        let slot = loop == nil ? 0 : key.hashValue & (LoopFence.recentPictureSlots - 1)
-        if let loop, let held = loop.recentPictures[slot], !held.isWithdrawn, held.key == key {
-            unlockedHits.add(1, ordering: .relaxed)
-            held.markUsed()
-            return held
-        }
-        let token = pictureKey(key)
-        let found = lock.withLock { () -> HeldPicture? in
-            guard case .picture(let held) = entries.value(for: token), held.key == key else {
-                statistics.misses += 1
-                return nil
-            }
-            statistics.hits += 1
-            return held
-        }
-        if let found, let loop { loop.recentPictures[slot] = found }
-        return found
-    }
-
-    /// Keeps a picture's description read from the database (its bytes are dropped), unless its row was announced
-    /// since `mark`.
-    func fill(_ picture: CachedPicture, for key: PictureKey, since mark: InvalidationLog.Mark) {
-        var described = picture
-        described.body = nil
-        let bytes = 512 + key.appID.utf8.count + key.facebookUserID.utf8.count + key.sizeKey.utf8.count
-            + picture.etag.utf8.count + picture.url.utf8.count
-        keep(.picture(HeldPicture(key: key, picture: described)), for: pictureKey(key), bytes: bytes, since: mark)
-    }
-
-    /// Keeps a session read from the database, unless something about it was announced since `mark`.
-    func fill(_ session: Session, since mark: InvalidationLog.Mark) {
-        var kept = session
-        kept.appID = sharedAppID(session.appID)
-        keep(
-            .session(HeldSession(kept)), for: session.id, announcedAs: Self.sessionKey(session.id),
-            bytes: Self.estimatedBytes(of: session), since: mark)
-    }
-
-    /// One string per app id for every session kept: a hit compares the session's app id with the caller's, and an
-    /// id longer than 15 bytes lives in a buffer of its own, which for each of thousands of sessions would be a load
-    /// from memory the processor has not cached. Shared, it is one buffer read on every hit. Bounded: apps are few,
-    /// and the table empties past 1,024 ids.
-    private func sharedAppID(_ appID: String) -> String {
-        appIDLock.withLock {
-            if let shared = appIDs[appID] { return shared }
-            if appIDs.count >= 1024 { appIDs.removeAll() }
-            appIDs[appID] = appID
-            return appID
-        }
-    }
-
-    /// Keeps an owner's list read from the database, unless something about the owner was announced since `mark`
-    /// (every change to one of its sessions announces the owner too).
-    func fill(_ list: [Session], owner: String, appID: String, since mark: InvalidationLog.Mark) {
-        let bytes = list.reduce(96 + owner.utf8.count + appID.utf8.count) { $0 + Self.estimatedBytes(of: $1) }
-        keep(.ownerList(appID: appID, owner: owner, list), for: ownerKey(appID: appID, owner: owner), bytes: bytes, since: mark)
-    }
-
-    /// The token that announces a session (`s` and its id).
-    static func sessionKey(_ id: String) -> String { "s" + id }
-
-    /// The key of the entry an announced token names. A session is kept under its bare id, not its token: the lookups
-    /// on the hot path then build no string. The id (`ses_...`) never equals another entry's key (`o` or `p` and 16
-    /// hex digits), and even if an operator's id did, a token would only drop one entry too many: every lookup checks
-    /// the entry's kind and id.
-    static func entryKey(announcedAs token: String) -> String {
-        token.utf8.first == UInt8(ascii: "s") ? String(token.dropFirst()) : token
-    }
-
-    /// The token that announces an API key (`k` and its id).
-    static func liveKeyKey(_ id: String) -> String { "k" + id }
-
-    /// The token that announces an owner (`fbs_owner_token` in migration 0008): `o` and the first 16 hex digits
-    /// of SHA-256 of `app:owner`. Two owners whose tokens collide only drop each other's entries.
-    func ownerKey(appID: String, owner: String) -> String {
-        hashedToken(.owner(appID: appID, owner: owner))
-    }
-
-    /// The token that announces a cached picture (`fbs_picture_token` in migration 0009): `p` and the first 16 hex
-    /// digits of SHA-256 of `app:facebook user:size`.
-    func pictureKey(_ key: PictureKey) -> String {
-        hashedToken(.picture(key))
-    }
-
-    /// The prefix and the first 16 hex digits of SHA-256 of the text (``TokenInput/prefixAndText``), remembered for
-    /// the last few thousand inputs: a hot owner or picture then costs a dictionary lookup per request, not a digest.
-    private func hashedToken(_ parts: TokenInput) -> String {
-        if let token = tokenLock.withLock({ hashedTokens[parts] }) { return token }
-        let (prefix, text) = parts.prefixAndText
-        let token = prefix + Hex.encode(SHA256.hash(text).prefix(8))
-        tokenLock.withLock {
-            if hashedTokens.count >= 4096 { hashedTokens.removeAll(keepingCapacity: true) }
-            hashedTokens[parts] = token
-        }
-        return token
-    }
-
-    /// Remembers that the database found the key live, unless something about it was announced since `mark`.
-    func fillLiveKey(_ keyID: String, since mark: InvalidationLog.Mark) {
-        let key = Self.liveKeyKey(keyID)
-        lock.withLock {
-            guard mayFill(key, since: mark) else { return }
-            if liveKeys.count >= Self.liveKeyCapacity, !liveKeys.contains(key) { removeAllLiveKeys() }
-            liveKeys.insert(key)
-        }
-    }
-
     /// Under the lock: empties the cache, live keys included.
-    private func removeAll() {
+    func removeAll() {
         entries.removeAll()
         removeAllLiveKeys()
     }
 
-    /// Under the lock: forgets every live key, and so every loop's memo of one.
-    private func removeAllLiveKeys() {
-        liveKeys.removeAll()
-        liveKeyRemovals.add(1, ordering: .releasing)
-    }
-
     /// Stores an entry read from the database, unless its key was announced since `mark` (``InvalidationLog``).
-    private func keep(
+    func keep(
         _ entry: Entry, for key: String, announcedAs token: String? = nil, bytes: Int, since mark: InvalidationLog.Mark
     ) {
         lock.withLock {
@@ -621,7 +303,7 @@ public final class ExactCache: @unchecked Sendable {
 
     /// Under the lock: whether a value read from the database since `mark` may be kept under `key`, that is, nothing
     /// about the key was announced since (``InvalidationLog``). A refusal is counted.
-    private func mayFill(_ key: String, since mark: InvalidationLog.Mark) -> Bool {
+    func mayFill(_ key: String, since mark: InvalidationLog.Mark) -> Bool {
         guard log.mayFill(key, since: mark) else {
             statistics.refusedFills += 1
             return false
@@ -630,113 +312,7 @@ public final class ExactCache: @unchecked Sendable {
     }
 
     /// This cache's fence connection on the calling thread's event loop, if the thread is one and has one.
-    private var loopOnThisThread: LoopFence? {
+    var loopOnThisThread: LoopFence? {
         LoopFence.onThisThread.flatMap { $0.cache === self ? $0 : nil }
     }
-
-    // MARK: Fences
-
-    private func apply(_ effects: FenceQueue.Effects) {
-        // Most joins ride on a fence already scheduled or sent: nothing to do, and no second turn of the lock.
-        guard effects.send != nil || !effects.passed.isEmpty || !effects.failed.isEmpty else { return }
-        var resumed: [(Waiter, Bool)] = []
-        var delay: UInt64 = 0
-        lock.withLock {
-            for id in effects.passed {
-                if let waiter = waiters.removeValue(forKey: id) { resumed.append((waiter, true)) }
-            }
-            for id in effects.failed {
-                if let waiter = waiters.removeValue(forKey: id) { resumed.append((waiter, false)) }
-            }
-            statistics.bypassed += effects.failed.count
-            if effects.send != nil {
-                let since = DispatchTime.now().uptimeNanoseconds &- lastSentAt
-                delay = since < fenceSpacing ? fenceSpacing - since : 0
-            }
-        }
-        if let token = effects.send {
-            if delay == 0 {
-                send(token)
-            } else {
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [self] in send(token) }
-            }
-        }
-        resume(resumed)
-    }
-
-    /// Sends a scheduled fence, unless it was lost meanwhile.
-    private func send(_ token: UInt64) {
-        let sender = lock.withLock { () -> (@Sendable (String) -> Void)? in
-            guard let sendFence, fences.sending(token) else { return nil }
-            statistics.fencesSent += 1
-            lastSentAt = DispatchTime.now().uptimeNanoseconds
-            return sendFence
-        }
-        guard let sender else { return }
-        sender(String(token))
-    }
-
-    /// Resumes waiters. A parked request's callback runs here (it only hands its connection back to the HTTP
-    /// server's thread). Tasks are resumed off the calling thread, spread over the processors: a request's task
-    /// prefers the server's inline executor, so it goes on on whatever thread resumes it, and resumed on the
-    /// listener's thread every request of a fence would run the rest of its handler there, one after another,
-    /// while the listener waits to read the next notification and to send the next fence.
-    private func resume(_ waiters: [(Waiter, Bool)]) {
-        guard !waiters.isEmpty else { return }
-        var waitingTasks: [(CheckedContinuation<Bool, Never>, Bool)] = []
-        for (waiter, passed) in waiters {
-            switch waiter {
-            case .callback(let resume): resume(passed)
-            case .task(let continuation): waitingTasks.append((continuation, passed))
-            }
-        }
-        let tasks = waitingTasks
-        guard !tasks.isEmpty else { return }
-        let lanes = min(tasks.count, Self.resumerLanes)
-        for lane in 0..<lanes {
-            DispatchQueue.global().async {
-                for index in stride(from: lane, to: tasks.count, by: lanes) {
-                    tasks[index].0.resume(returning: tasks[index].1)
-                }
-            }
-        }
-    }
-
-    private static let resumerLanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
-
-    /// Fails the fence in flight if it was sent more than `fenceTimeout` ago (the watchdog's tick).
-    private func failLateFence() {
-        let effects = lock.withLock { () -> FenceQueue.Effects in
-            // Read under the lock: a fence sent after an earlier reading would look sent in the future.
-            let now = DispatchTime.now().uptimeNanoseconds
-            guard let token = fences.inFlight, fences.sent, now - lastSentAt >= fenceTimeout else {
-                return FenceQueue.Effects()
-            }
-            log.fenceTimedOut(on: Self.listenerConnection)
-            return fences.lost(token)
-        }
-        apply(effects)
-    }
-
-    /// An estimate of what a session takes in memory: its strings and arrays, and a fixed part for the rest (the
-    /// struct, the dictionary slot, the key, allocator overhead). The fixed part is calibrated on the bench's
-    /// sessions: 27,578 of them counted 1.2 KB each with a 640-byte fixed part, while the process grew by 2.1 KB
-    /// per entry (`bench/run`, "resident memory, idle after the status rows"), so it is 1,536 bytes.
-    static func estimatedBytes(of session: Session) -> Int {
-        var bytes = 1536 + session.id.utf8.count * 2 + session.appID.utf8.count + session.owner.utf8.count
-            + session.facebookUserID.utf8.count
-        for list in [session.permissions, session.declinedPermissions, session.expiredPermissions] {
-            bytes += list.reduce(list.count * 24) { $0 + $1.utf8.count }
-        }
-        for scope in session.granularScopes {
-            bytes += 40 + scope.scope.utf8.count + (scope.targetIDs ?? []).reduce(0) { $0 + 24 + $1.utf8.count }
-        }
-        if let profile = session.profile {
-            for field in Profile.Field.allCases {
-                bytes += 16 + (profile[field]?.utf8.count ?? 0)
-            }
-        }
-        return bytes
-    }
 }
-
