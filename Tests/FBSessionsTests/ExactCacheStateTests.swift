@@ -373,13 +373,13 @@ struct ExactCacheSignalTests {
         cache.handle(.fence(token: fences.last!))
         let stored = session("ses_a")
         cache.fill(stored, since: cache.mark())
-        let bytesBefore = cache.entries.bytes
+        let bytesBefore = cache.guarded.withLock { $0.entries.bytes }
         let read = try #require(cache.session(id: "ses_a", appID: "app_1", hint: .unknown))
         #expect(read.rendered == nil && read.session == stored)
 
         cache.keepRendered(RenderedBody(shownState: .open, body: Array("copy".utf8)), from: HeldSession(stored))
         #expect(cache.session(id: "ses_a", appID: "app_1", hint: .unknown)?.rendered == nil, "not from the entry held, though equal")
-        #expect(cache.entries.bytes == bytesBefore)
+        #expect(cache.guarded.withLock { $0.entries.bytes } == bytesBefore)
 
         let body = Array(#"{"id":"ses_a"}"#.utf8)
         cache.keepRendered(RenderedBody(shownState: .tokenLoaded, body: body), from: read)
@@ -387,7 +387,7 @@ struct ExactCacheSignalTests {
         #expect(held?.rendered?.body == body && held?.rendered?.shownState == .tokenLoaded)
         #expect(held !== read && read.isWithdrawn, "a new entry replaced the one rendered from")
         #expect(held?.session == stored && held?.isWithdrawn == false)
-        #expect(cache.entries.bytes == bytesBefore + ExactCache.renderedOverhead + body.count, "counted in the bytes")
+        #expect(cache.guarded.withLock { $0.entries.bytes } == bytesBefore + ExactCache.renderedOverhead + body.count, "counted in the bytes")
         #expect(cache.session(id: "ses_a", appID: "app_2", hint: .unknown) == nil, "never for another app")
 
         cache.fill(stored, since: cache.mark())
@@ -571,7 +571,7 @@ struct ExactCacheSignalTests {
             cache.fill(picture("\"d\""), for: key, since: cache.mark())
             read(key)  // Replaced: the new entry, searched.
             var filler = 0
-            while cache.lock.withLock({ cache.entries.contains(token) }), filler < 1000 {
+            while cache.guarded.withLock({ $0.entries.contains(token) }), filler < 1000 {
                 filler += 1
                 for _ in 0..<2 { cache.fill(Self.session("ses_filler\(filler)"), since: cache.mark()) }
             }

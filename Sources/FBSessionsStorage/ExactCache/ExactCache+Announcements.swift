@@ -3,6 +3,7 @@ import Dispatch
 import FBSessionsCore
 import Foundation
 import Postgres
+import Support
 import Synchronization
 
 /// What the triggers announce (migrations 0008 and 0009) and what each announcement drops: the tokens of sessions
@@ -10,18 +11,18 @@ import Synchronization
 extension ExactCache {
     /// Drops what an announcement names (`*`: everything).
     func invalidate(_ payload: String) {
-        lock.withLock {
-            statistics.invalidations += 1
+        guarded.withLock { state in
+            state.statistics.invalidations += 1
             for token in payload.split(separator: ",") {
                 if token == "*" {
-                    log.breakStream()
-                    removeAll()
+                    state.log.breakStream()
+                    removeAll(&state)
                     return
                 }
                 let key = String(token)
-                log.announce(key)
-                entries.remove(Self.entryKey(announcedAs: key))
-                if liveKeys.remove(key) != nil { liveKeyRemovals.add(1, ordering: .releasing) }
+                state.log.announce(key)
+                state.entries.remove(Self.entryKey(announcedAs: key))
+                if state.liveKeys.remove(key) != nil { liveKeyRemovals.add(1, ordering: .releasing) }
             }
         }
     }
@@ -56,12 +57,12 @@ extension ExactCache {
     /// The prefix and the first 16 hex digits of SHA-256 of the text (``TokenInput/prefixAndText``), remembered for
     /// the last few thousand inputs: a hot owner or picture then costs a dictionary lookup per request, not a digest.
     func hashedToken(_ parts: TokenInput) -> String {
-        if let token = tokenLock.withLock({ hashedTokens[parts] }) { return token }
+        if let token = hashedTokens.withLock({ $0[parts] }) { return token }
         let (prefix, text) = parts.prefixAndText
         let token = prefix + Hex.encode(SHA256.hash(text).prefix(8))
-        tokenLock.withLock {
-            if hashedTokens.count >= 4096 { hashedTokens.removeAll(keepingCapacity: true) }
-            hashedTokens[parts] = token
+        hashedTokens.withLock { tokens in
+            if tokens.count >= 4096 { tokens.removeAll(keepingCapacity: true) }
+            tokens[parts] = token
         }
         return token
     }

@@ -1,4 +1,5 @@
 import FBSessionsCore
+import Support
 import Synchronization
 
 /// A session held by the exact cache, shared by every read of it rather than copied: a copy of a `Session` retains

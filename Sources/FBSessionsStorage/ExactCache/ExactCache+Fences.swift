@@ -3,6 +3,7 @@ import Dispatch
 import FBSessionsCore
 import Foundation
 import Postgres
+import Support
 import Synchronization
 
 /// The one fence mechanism of the exact cache, shared by every kind of entry (docs/caching.md, "The fence, and why
@@ -20,36 +21,36 @@ extension ExactCache {
             invalidate(payload)
         case .fence(let payload):
             guard let token = UInt64(payload) else { return }
-            let effects = lock.withLock { () -> FenceQueue.Effects in
-                let (expected, effects) = fences.returned(token)
-                if expected { fenceReturned(on: Self.listenerConnection) }
+            let effects = guarded.withLock { state -> FenceQueue.Effects in
+                let (expected, effects) = state.fences.returned(token)
+                if expected { fenceReturned(on: Self.listenerConnection, &state) }
                 return effects
             }
             apply(effects)
         case .notification:
             return
         case .disconnected:
-            let effects = lock.withLock { () -> FenceQueue.Effects in
-                connectionLost(Self.listenerConnection)
-                return fences.lost()
+            let effects = guarded.withLock { state -> FenceQueue.Effects in
+                connectionLost(Self.listenerConnection, &state)
+                return state.fences.lost()
             }
             apply(effects)
         case .reconnected:
-            let effects = lock.withLock { fences.probe() }
+            let effects = guarded.withLock { state in state.fences.probe() }
             apply(effects)
         }
     }
 
     /// Under the lock: a fence came back on `connection` (the listener's or a loop's). When that makes it current the
     /// log's stream breaks and the cache empties (docs/caching.md, "A fence connection per event loop", rule 2).
-    func fenceReturned(on connection: Int) {
-        if log.fenceReturned(on: connection) { removeAll() }
+    func fenceReturned(on connection: Int, _ state: inout State) {
+        if state.log.fenceReturned(on: connection) { removeAll(&state) }
     }
 
     /// Under the lock: `connection` was lost; its announcements may have gone unheard, so the cache empties (rule 2).
-    func connectionLost(_ connection: Int) {
-        log.connectionLost(connection)
-        removeAll()
+    func connectionLost(_ connection: Int, _ state: inout State) {
+        state.log.connectionLost(connection)
+        removeAll(&state)
     }
 
     /// Waits until every change committed before this call has been handled. False when that cannot be known
@@ -73,18 +74,18 @@ extension ExactCache {
             case bypass(FenceQueue.Effects)
             case wait(FenceQueue.Effects)
         }
-        let start = lock.withLock { () -> Start in
-            guard sendFence != nil else {
-                statistics.bypassed += 1
+        let start = guarded.withLock { state -> Start in
+            guard state.sendFence != nil else {
+                state.statistics.bypassed += 1
                 return .bypass(FenceQueue.Effects())
             }
-            guard log.isCurrent(Self.listenerConnection) else {
-                statistics.bypassed += 1
-                return .bypass(fences.probe())  // To become current; nobody waits for it.
+            guard state.log.isCurrent(Self.listenerConnection) else {
+                state.statistics.bypassed += 1
+                return .bypass(state.fences.probe())  // To become current; nobody waits for it.
             }
-            lastWaiterID += 1
-            waiters[lastWaiterID] = waiter
-            return .wait(fences.join(lastWaiterID))
+            state.lastWaiterID += 1
+            state.waiters[state.lastWaiterID] = waiter
+            return .wait(state.fences.join(state.lastWaiterID))
         }
         switch start {
         case .bypass(let effects):
@@ -102,16 +103,16 @@ extension ExactCache {
         guard effects.send != nil || !effects.passed.isEmpty || !effects.failed.isEmpty else { return }
         var resumed: [(Waiter, Bool)] = []
         var delay: UInt64 = 0
-        lock.withLock {
+        guarded.withLock { state in
             for id in effects.passed {
-                if let waiter = waiters.removeValue(forKey: id) { resumed.append((waiter, true)) }
+                if let waiter = state.waiters.removeValue(forKey: id) { resumed.append((waiter, true)) }
             }
             for id in effects.failed {
-                if let waiter = waiters.removeValue(forKey: id) { resumed.append((waiter, false)) }
+                if let waiter = state.waiters.removeValue(forKey: id) { resumed.append((waiter, false)) }
             }
-            statistics.bypassed += effects.failed.count
+            state.statistics.bypassed += effects.failed.count
             if effects.send != nil {
-                let since = DispatchTime.now().uptimeNanoseconds &- lastSentAt
+                let since = DispatchTime.now().uptimeNanoseconds &- state.lastSentAt
                 delay = since < fenceSpacing ? fenceSpacing - since : 0
             }
         }
@@ -127,11 +128,11 @@ extension ExactCache {
 
     /// Sends a scheduled fence, unless it was lost meanwhile.
     func send(_ token: UInt64) {
-        let sender = lock.withLock { () -> (@Sendable (String) -> Void)? in
-            guard let sendFence, fences.sending(token) else { return nil }
-            statistics.fencesSent += 1
-            lastSentAt = DispatchTime.now().uptimeNanoseconds
-            return sendFence
+        let sender = guarded.withLock { state -> (@Sendable (String) -> Void)? in
+            guard let send = state.sendFence, state.fences.sending(token) else { return nil }
+            state.statistics.fencesSent += 1
+            state.lastSentAt = DispatchTime.now().uptimeNanoseconds
+            return send
         }
         guard let sender else { return }
         sender(String(token))
@@ -167,14 +168,14 @@ extension ExactCache {
 
     /// Fails the fence in flight if it was sent more than `fenceTimeout` ago (the watchdog's tick).
     func failLateFence() {
-        let effects = lock.withLock { () -> FenceQueue.Effects in
+        let effects = guarded.withLock { state -> FenceQueue.Effects in
             // Read under the lock: a fence sent after an earlier reading would look sent in the future.
             let now = DispatchTime.now().uptimeNanoseconds
-            guard let token = fences.inFlight, fences.sent, now - lastSentAt >= fenceTimeout else {
+            guard let token = state.fences.inFlight, state.fences.sent, now - state.lastSentAt >= fenceTimeout else {
                 return FenceQueue.Effects()
             }
-            log.fenceTimedOut(on: Self.listenerConnection)
-            return fences.lost(token)
+            state.log.fenceTimedOut(on: Self.listenerConnection)
+            return state.fences.lost(token)
         }
         apply(effects)
     }

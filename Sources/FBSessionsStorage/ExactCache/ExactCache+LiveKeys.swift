@@ -3,6 +3,7 @@ import Dispatch
 import FBSessionsCore
 import Foundation
 import Postgres
+import Support
 import Synchronization
 
 /// API keys known to be live: apart from the entries (few, small, checked by every request, never evicted for
@@ -22,12 +23,12 @@ extension ExactCache {
             return true
         }
         // `removals` was read before the search: a removal after it leaves the memo made below already out of date.
-        let live = lock.withLock {
-            guard liveKeys.contains(Self.liveKeyKey(keyID)) else {
-                statistics.misses += 1
+        let live = guarded.withLock { state in
+            guard state.liveKeys.contains(Self.liveKeyKey(keyID)) else {
+                state.statistics.misses += 1
                 return false
             }
-            statistics.hits += 1
+            state.statistics.hits += 1
             return true
         }
         if live, let loop { loop.lastLiveKey = (keyID, removals) }
@@ -37,16 +38,16 @@ extension ExactCache {
     /// Remembers that the database found the key live, unless something about it was announced since `mark`.
     func fillLiveKey(_ keyID: String, since mark: InvalidationLog.Mark) {
         let key = Self.liveKeyKey(keyID)
-        lock.withLock {
-            guard mayFill(key, since: mark) else { return }
-            if liveKeys.count >= Self.liveKeyCapacity, !liveKeys.contains(key) { removeAllLiveKeys() }
-            liveKeys.insert(key)
+        guarded.withLock { state in
+            guard mayFill(key, since: mark, &state) else { return }
+            if state.liveKeys.count >= Self.liveKeyCapacity, !state.liveKeys.contains(key) { removeAllLiveKeys(&state) }
+            state.liveKeys.insert(key)
         }
     }
 
     /// Under the lock: forgets every live key, and so every loop's memo of one.
-    func removeAllLiveKeys() {
-        liveKeys.removeAll()
+    func removeAllLiveKeys(_ state: inout State) {
+        state.liveKeys.removeAll()
         liveKeyRemovals.add(1, ordering: .releasing)
     }
 }

@@ -2,6 +2,7 @@ import Dispatch
 import FBSessionsCore
 import Foundation
 import Postgres
+import Support
 import Synchronization
 
 extension ExactCache {
@@ -23,7 +24,9 @@ extension ExactCache {
     /// a fence out longer than the cache's fence timeout ends it like a lost connection.
     ///
     /// Thread safety: ``join(_:)``, ``readable()``, ``afterTurn()`` and ``watched`` are called on the loop's thread
-    /// only; the hand-over of a new connection goes through a mutex; ``stop()`` is called once the loop has ended.
+    /// only; the hand-over of a new connection goes through a lock; ``stop()`` is called once the loop has ended.
+    /// Sendable: its mutable state belongs to its loop's thread (the server calls it there and nowhere else), but
+    /// for the hand-over, which is under a lock.
     public final class LoopFence: @unchecked Sendable {
         /// How a loop fence connects: blocking, off the loop.
         public typealias Connect = @Sendable () throws -> PostgresFenceConnection
@@ -59,12 +62,17 @@ extension ExactCache {
         private static let maxReconnectDelay: UInt64 = 2_000_000_000
 
         /// Where an attempt to connect, off the loop, leaves its outcome for the loop.
+        ///
+        /// Sendable: its state is under its lock; the connection in it (not itself `Sendable`) is used by one thread
+        /// at a time, made off the loop and then owned by the loop.
         private final class Handover: @unchecked Sendable {
-            let lock = NSLock()
-            var connecting = false
-            var made: PostgresFenceConnection?
-            var failed = false
-            var stopped = false
+            struct State {
+                var connecting = false
+                var made: PostgresFenceConnection?
+                var failed = false
+                var stopped = false
+            }
+            let state = Locked(State())
             /// Set when an attempt finished, so that the loop takes the lock only then.
             let finished = Atomic<Bool>(false)
         }
@@ -184,20 +192,20 @@ extension ExactCache {
         private func startAttemptIfDue(now: UInt64) {
             guard now >= nextAttemptAt else { return }
             let handover = handover
-            let start = handover.lock.withLock { () -> Bool in
-                guard !handover.connecting, !handover.stopped else { return false }
-                handover.connecting = true
+            let start = handover.state.withLock { attempt -> Bool in
+                guard !attempt.connecting, !attempt.stopped else { return false }
+                attempt.connecting = true
                 return true
             }
             guard start else { return }
             let connect = connect
             Thread.detachNewThread {
                 let made = try? connect()
-                let unwanted = handover.lock.withLock { () -> PostgresFenceConnection? in
-                    handover.connecting = false
-                    if handover.stopped { return made }
-                    handover.made = made
-                    handover.failed = made == nil
+                let unwanted = handover.state.withLock { attempt -> PostgresFenceConnection? in
+                    attempt.connecting = false
+                    if attempt.stopped { return made }
+                    attempt.made = made
+                    attempt.failed = made == nil
                     return nil
                 }
                 unwanted?.close()
@@ -207,12 +215,12 @@ extension ExactCache {
 
         private func takeAttempt(now: UInt64) {
             handover.finished.store(false, ordering: .relaxed)
-            let (made, failed) = handover.lock.withLock { () -> (PostgresFenceConnection?, Bool) in
+            let (made, failed) = handover.state.withLock { attempt -> (PostgresFenceConnection?, Bool) in
                 defer {
-                    handover.made = nil
-                    handover.failed = false
+                    attempt.made = nil
+                    attempt.failed = false
                 }
-                return (handover.made, handover.failed)
+                return (attempt.made, attempt.failed)
             }
             if let made {
                 connection = made
@@ -229,10 +237,10 @@ extension ExactCache {
         /// Closes the connection for good, once the loop has ended (any thread). Requests still waiting read the
         /// database; an attempt to connect under way closes what it makes.
         public func stop() {
-            let made = handover.lock.withLock { () -> PostgresFenceConnection? in
-                handover.stopped = true
-                defer { handover.made = nil }
-                return handover.made
+            let made = handover.state.withLock { attempt -> PostgresFenceConnection? in
+                attempt.stopped = true
+                defer { attempt.made = nil }
+                return attempt.made
             }
             made?.close()
             connection?.close()
@@ -251,9 +259,9 @@ extension ExactCache {
     /// - Parameter connect: Makes the loop's connection (blocking; called off the loop): a
     ///   `PostgresFenceConnection` listening on ``changeChannel``, past any pooler.
     public func makeLoopFence(connect: @escaping LoopFence.Connect) -> LoopFence {
-        let number = lock.withLock {
-            lastLoopNumber += 1
-            return lastLoopNumber
+        let number = guarded.withLock { state in
+            state.lastLoopNumber += 1
+            return state.lastLoopNumber
         }
         let loop = LoopFence(cache: self, number: number, connect: connect)
         loop.registerOnThisThread()
@@ -262,7 +270,7 @@ extension ExactCache {
 
     /// How many loop fences are current (tests, and the server's start).
     public var currentLoopFences: Int {
-        lock.withLock { (1...max(1, lastLoopNumber)).filter { log.isCurrent($0) }.count }
+        guarded.withLock { state in (1...max(1, state.lastLoopNumber)).filter { state.log.isCurrent($0) }.count }
     }
 
     /// Waits until `count` loop fences are current, or `limit` passed.
@@ -274,29 +282,29 @@ extension ExactCache {
     }
 
     func loopFenceReturned(_ number: Int) {
-        lock.withLock { fenceReturned(on: number) }
+        guarded.withLock { state in fenceReturned(on: number, &state) }
     }
 
     func loopLost(_ number: Int) {
-        lock.withLock {
-            connectionLost(number)
-            statistics.loopConnectionsLost += 1
+        guarded.withLock { state in
+            connectionLost(number, &state)
+            state.statistics.loopConnectionsLost += 1
         }
     }
 
     func loopEnded(_ number: Int) {
-        lock.withLock { log.fenceTimedOut(on: number) }
+        guarded.withLock { state in state.log.fenceTimedOut(on: number) }
     }
 
     func countFenceSent() {
-        lock.withLock {
-            statistics.fencesSent += 1
-            statistics.loopFencesSent += 1
+        guarded.withLock { state in
+            state.statistics.fencesSent += 1
+            state.statistics.loopFencesSent += 1
         }
     }
 
     func countBypassed(_ count: Int) {
         guard count > 0 else { return }
-        lock.withLock { statistics.bypassed += count }
+        guarded.withLock { state in state.statistics.bypassed += count }
     }
 }

@@ -3,6 +3,7 @@ import Dispatch
 import FBSessionsCore
 import Foundation
 import Postgres
+import Support
 import Synchronization
 
 /// Owners' lists of live sessions, under the owner's announced token.
@@ -13,20 +14,20 @@ extension ExactCache {
     }
 
     func hint(for key: String) -> CacheHint? {
-        lock.withLock { entries.position(of: key) }.map { CacheHint(position: $0) }
+        guarded.withLock { state in state.entries.position(of: key) }.map { CacheHint(position: $0) }
     }
 
     /// The owner's cached list of live sessions, if any (call after ``fence()`` returned true); looked for first
     /// where `hint` says (``sessionsHint(owner:appID:)``).
     public func sessions(owner: String, appID: String, hint: CacheHint = .unknown) -> [Session]? {
         let key = ownerKey(appID: appID, owner: owner)
-        return lock.withLock {
-            guard case .ownerList(appID, owner, let list) = entries.value(for: key, near: hint.position)
+        return guarded.withLock { state in
+            guard case .ownerList(appID, owner, let list) = state.entries.value(for: key, near: hint.position)
             else {
-                statistics.misses += 1
+                state.statistics.misses += 1
                 return nil
             }
-            statistics.hits += 1
+            state.statistics.hits += 1
             return list
         }
     }

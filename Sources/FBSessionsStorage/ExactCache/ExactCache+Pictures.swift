@@ -3,6 +3,7 @@ import Dispatch
 import FBSessionsCore
 import Foundation
 import Postgres
+import Support
 import Synchronization
 
 /// Pictures' descriptions (never their bytes), with each event loop's table of the pictures it read lately.
@@ -21,12 +22,12 @@ extension ExactCache {
             return held
         }
         let token = pictureKey(key)
-        let found = lock.withLock { () -> HeldPicture? in
-            guard case .picture(let held) = entries.value(for: token), held.key == key else {
-                statistics.misses += 1
+        let found = guarded.withLock { state -> HeldPicture? in
+            guard case .picture(let held) = state.entries.value(for: token), held.key == key else {
+                state.statistics.misses += 1
                 return nil
             }
-            statistics.hits += 1
+            state.statistics.hits += 1
             return held
         }
         if let found, let loop { loop.recentPictures[slot] = found }

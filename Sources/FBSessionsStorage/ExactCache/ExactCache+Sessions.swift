@@ -3,6 +3,7 @@ import Dispatch
 import FBSessionsCore
 import Foundation
 import Postgres
+import Support
 import Synchronization
 
 /// Sessions: held shared (``HeldSession``) with the body last rendered from them, found through a hint with no lock
@@ -13,8 +14,8 @@ extension ExactCache {
     /// waits takes the entry after the fence without searching again), never an answer by itself. It counts as a use
     /// of the entry for eviction, since the read after the fence may take no lock.
     public func sessionHint(_ id: String) -> CacheHint? {
-        lock.withLock {
-            guard let (position, entry) = entries.entry(for: id), case .session(let held) = entry else { return nil }
+        guarded.withLock { state in
+            guard let (position, entry) = state.entries.entry(for: id), case .session(let held) = entry else { return nil }
             return CacheHint(position: position, held: held)
         }
     }
@@ -32,13 +33,13 @@ extension ExactCache {
             unlockedHits.add(1, ordering: .relaxed)
             return held
         }
-        return lock.withLock {
-            guard case .session(let held) = entries.value(for: id, near: hint.position), held.session.appID == appID
+        return guarded.withLock { state in
+            guard case .session(let held) = state.entries.value(for: id, near: hint.position), held.session.appID == appID
             else {
-                statistics.misses += 1
+                state.statistics.misses += 1
                 return nil
             }
-            statistics.hits += 1
+            state.statistics.hits += 1
             return held
         }
     }
@@ -47,9 +48,9 @@ extension ExactCache {
     /// entry: an entry changed or dropped meanwhile keeps nothing. The session and the body replace `held` (which is
     /// withdrawn) in a new entry; the body replaces any kept before.
     public func keepRendered(_ rendered: RenderedBody, from held: HeldSession) {
-        lock.withLock {
+        guarded.withLock { state in
             let size = Self.estimatedBytes(of: held.session) + Self.renderedOverhead + rendered.body.count
-            _ = entries.update(held.session.id, bytes: size) { entry in
+            _ = state.entries.update(held.session.id, bytes: size) { entry in
                 guard case .session(let current) = entry, current === held else { return false }
                 entry = .session(HeldSession(held.session, rendered: rendered))
                 return true
@@ -74,7 +75,7 @@ extension ExactCache {
     /// from memory the processor has not cached. Shared, it is one buffer read on every hit. Bounded: apps are few,
     /// and the table empties past 1,024 ids.
     func sharedAppID(_ appID: String) -> String {
-        appIDLock.withLock {
+        appIDs.withLock { appIDs in
             if let shared = appIDs[appID] { return shared }
             if appIDs.count >= 1024 { appIDs.removeAll() }
             appIDs[appID] = appID

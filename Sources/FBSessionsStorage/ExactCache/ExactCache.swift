@@ -3,6 +3,7 @@ import Dispatch
 import FBSessionsCore
 import Foundation
 import Postgres
+import Support
 import Synchronization
 
 /// Sessions, owners' lists, API-key liveness and pictures' descriptions kept in memory, exact across instances
@@ -35,8 +36,9 @@ import Synchronization
 /// (ExactCache+LiveKeys.swift) and pictures' descriptions (ExactCache+Pictures.swift). This file holds the state,
 /// the read-through the stores use (``read(_:cached:load:fill:)``) and the fills' rule.
 ///
-/// Thread safety: one lock guards the entries, the log and the fences; waiters are resumed outside it. The
-/// listener's callback (``handle(_:)``) runs on the listener's thread.
+/// Thread safety: one lock (``guarded``) guards the entries, the log and the fences; waiters are resumed outside
+/// it. The listener's callback (``handle(_:)``) runs on the listener's thread.
+/// Sendable: its mutable state is under its locks and atomics; the Dispatch timer it owns is set once in `init`.
 public final class ExactCache: @unchecked Sendable {
     /// Counters, for `/metrics` and tests.
     public struct Statistics: Sendable, Equatable {
@@ -79,32 +81,39 @@ public final class ExactCache: @unchecked Sendable {
     let watchdogTarget = WatchdogTarget()
     /// The least time between two fences, in nanoseconds.
     let fenceSpacing: UInt64
-    /// When the last fence was sent (`DispatchTime` nanoseconds).
-    var lastSentAt: UInt64 = 0
-    let lock = NSLock()
-    var entries: ClockCache<String, Entry>
-    /// The tokens (``liveKeyKey(_:)``) of the API keys known to be live. Apart from ``entries``: keys are few and
-    /// small, and every request checks one, so they are never evicted to make room for sessions (at most
-    /// ``liveKeyCapacity``; past that the set empties). Under the lock.
-    var liveKeys: Set<String> = []
-    /// Counts the removals from ``liveKeys``, each made under the lock before the fence that follows it can pass: an
-    /// event loop's memo of the last key it found live holds while this has not moved (``isLiveKey(_:)``).
+    /// Everything the one lock guards: the entries and the live keys, the announcements' log, the fences and
+    /// their waiters, the counters, and the listener's way to send a fence.
+    struct State {
+        var entries: ClockCache<String, Entry>
+        /// The tokens (``liveKeyKey(_:)``) of the API keys known to be live. Apart from ``entries``: keys are few
+        /// and small, and every request checks one, so they are never evicted to make room for sessions (at most
+        /// ``liveKeyCapacity``; past that the set empties).
+        var liveKeys: Set<String> = []
+        var log = InvalidationLog()
+        var fences = FenceQueue()
+        var waiters: [UInt64: Waiter] = [:]
+        var lastWaiterID: UInt64 = 0
+        var statistics = Statistics()
+        /// The number the last event loop's fence connection got (``LoopFence``); the listener's is
+        /// ``listenerConnection``.
+        var lastLoopNumber = 0
+        /// How to send a fence on the listener's connection; nil while no listener is attached.
+        var sendFence: (@Sendable (String) -> Void)?
+        /// When the last fence was sent (`DispatchTime` nanoseconds).
+        var lastSentAt: UInt64 = 0
+    }
+
+    /// The one lock, and what it guards.
+    let guarded: Locked<State>
+    /// Counts the removals from the live keys, each made under the lock before the fence that follows it can pass:
+    /// an event loop's memo of the last key it found live holds while this has not moved (``isLiveKey(_:)``).
     let liveKeyRemovals = Atomic<UInt64>(0)
     /// Hits answered without the lock (a session's hint, a loop's memo of its last live key).
     let unlockedHits = Atomic<Int>(0)
     /// The most live keys held.
     static let liveKeyCapacity = 4096
-    var log = InvalidationLog()
-    var fences = FenceQueue()
-    var waiters: [UInt64: Waiter] = [:]
-    var lastWaiterID: UInt64 = 0
-    var statistics = Statistics()
-    /// The number the last event loop's fence connection got (``LoopFence``); the listener's is
-    /// ``listenerConnection``.
-    var lastLoopNumber = 0
-    var sendFence: (@Sendable (String) -> Void)?
     /// Owner and picture tokens by what they hash (``hashedToken(_:)``), under their own lock.
-    var hashedTokens: [TokenInput: String] = [:]
+    let hashedTokens = Locked<[TokenInput: String]>([:])
 
     /// What an owner's or a picture's token hashes, as its parts: looking a token up hashes the parts in place,
     /// with no string joined per request.
@@ -120,10 +129,8 @@ public final class ExactCache: @unchecked Sendable {
             }
         }
     }
-    let tokenLock = NSLock()
     /// The app ids of the sessions kept (``sharedAppID(_:)``), under their own lock.
-    var appIDs: [String: String] = [:]
-    let appIDLock = NSLock()
+    let appIDs = Locked<[String: String]>([:])
 
     /// Who waits for a fence: a task (``fence()``), or a request parked without one (``wait(_:)``).
     enum Waiter {
@@ -154,7 +161,7 @@ public final class ExactCache: @unchecked Sendable {
         // A session leaving the cache, for whatever reason, is withdrawn at once, under the lock: a request holding
         // it as its hint then searches instead (``session(id:appID:hint:)``).
         // A picture read from a loop's table of recent pictures is used without the lock: the hand asks it.
-        entries = ClockCache(
+        guarded = Locked(State(entries: ClockCache(
             capacity: capacity,
             removed: { entry in
                 switch entry {
@@ -166,7 +173,7 @@ public final class ExactCache: @unchecked Sendable {
             takeUse: { entry in
                 guard case .picture(let held) = entry else { return false }
                 return held.takeUse()
-            })
+            })))
         self.fenceTimeout = max(1, Self.nanoseconds(fenceTimeout))
         self.fenceSpacing = Self.nanoseconds(fenceSpacing)
         fenceChannel = "fbs_fence_" + Hex.encode(SecureRandom.bytes(8))
@@ -190,20 +197,21 @@ public final class ExactCache: @unchecked Sendable {
     /// The target holds the cache unretained (the cache owns the timer,
     /// so a strong hold would keep both alive for good) and a lock: a tick runs under it, and the cache's `deinit`
     /// clears the target under it first, so a tick never reaches a cache that is gone.
+    ///
+    /// Sendable: the unretained reference is reached only under the lock, and only while the cache lives.
     final class WatchdogTarget: @unchecked Sendable {
-        private let lock = NSLock()
-        private var cache: Unmanaged<ExactCache>?
+        private let cache = Locked<Unmanaged<ExactCache>?>(nil)
 
         func set(_ cache: ExactCache) {
-            lock.withLock { self.cache = Unmanaged.passUnretained(cache) }
+            self.cache.withLock { $0 = Unmanaged.passUnretained(cache) }
         }
 
         func clear() {
-            lock.withLock { cache = nil }
+            cache.withLock { $0 = nil }
         }
 
         func tick() {
-            lock.withLock { cache?._withUnsafeGuaranteedRef { $0.failLateFence() } }
+            cache.withLock { $0?._withUnsafeGuaranteedRef { $0.failLateFence() } }
         }
     }
 
@@ -214,9 +222,9 @@ public final class ExactCache: @unchecked Sendable {
 
     /// Connects the cache to the listener that sends its fences (``PostgresListener/sendFence(_:)``).
     public func attach(sendFence: @escaping @Sendable (String) -> Void) {
-        let effects = lock.withLock {
-            self.sendFence = sendFence
-            return fences.probe()
+        let effects = guarded.withLock { state in
+            state.sendFence = sendFence
+            return state.fences.probe()
         }
         apply(effects)
     }
@@ -225,10 +233,10 @@ public final class ExactCache: @unchecked Sendable {
     /// requests waiting for a fence read the database, and the cache no longer holds the listener (which holds the
     /// cache through its callback), so both can be freed.
     public func detach() {
-        let effects = lock.withLock { () -> FenceQueue.Effects in
-            sendFence = nil
-            connectionLost(Self.listenerConnection)
-            return fences.lost()
+        let effects = guarded.withLock { state -> FenceQueue.Effects in
+            state.sendFence = nil
+            connectionLost(Self.listenerConnection, &state)
+            return state.fences.lost()
         }
         apply(effects)
     }
@@ -236,21 +244,21 @@ public final class ExactCache: @unchecked Sendable {
     /// Whether a fence has come back on the listener's current connection and none has failed since: requests fenced
     /// by the listener are served from the cache only then.
     public var isCurrent: Bool {
-        lock.withLock { log.isCurrent(Self.listenerConnection) }
+        guarded.withLock { state in state.log.isCurrent(Self.listenerConnection) }
     }
 
     /// Sends a fence unless one is in flight, so that the cache becomes current without waiting for a request.
     public func probe() {
-        let effects = lock.withLock { sendFence == nil ? FenceQueue.Effects() : fences.probe() }
+        let effects = guarded.withLock { state in state.sendFence == nil ? FenceQueue.Effects() : state.fences.probe() }
         apply(effects)
     }
 
     public var currentStatistics: Statistics {
-        lock.withLock {
-            var copy = statistics
+        guarded.withLock { state in
+            var copy = state.statistics
             copy.hits += unlockedHits.load(ordering: .relaxed)
-            copy.entries = entries.count + liveKeys.count
-            copy.bytes = entries.bytes
+            copy.entries = state.entries.count + state.liveKeys.count
+            copy.bytes = state.entries.bytes
             return copy
         }
     }
@@ -273,39 +281,39 @@ public final class ExactCache: @unchecked Sendable {
 
     /// Whether an entry is held (not counted as a use for eviction); a miss is counted when it is not.
     func holds(_ key: String) -> Bool {
-        lock.withLock {
-            if entries.contains(key) || liveKeys.contains(key) { return true }
-            statistics.misses += 1
+        guarded.withLock { state in
+            if state.entries.contains(key) || state.liveKeys.contains(key) { return true }
+            state.statistics.misses += 1
             return false
         }
     }
 
     /// Where a read from the database begins; pass it to the fills of what it read.
     func mark() -> InvalidationLog.Mark {
-        lock.withLock { log.mark() }
+        guarded.withLock { state in state.log.mark() }
     }
 
     /// Under the lock: empties the cache, live keys included.
-    func removeAll() {
-        entries.removeAll()
-        removeAllLiveKeys()
+    func removeAll(_ state: inout State) {
+        state.entries.removeAll()
+        removeAllLiveKeys(&state)
     }
 
     /// Stores an entry read from the database, unless its key was announced since `mark` (``InvalidationLog``).
     func keep(
         _ entry: Entry, for key: String, announcedAs token: String? = nil, bytes: Int, since mark: InvalidationLog.Mark
     ) {
-        lock.withLock {
-            guard mayFill(token ?? key, since: mark) else { return }
-            if !entries.set(entry, for: key, bytes: bytes) { statistics.notAdmitted += 1 }
+        guarded.withLock { state in
+            guard mayFill(token ?? key, since: mark, &state) else { return }
+            if !state.entries.set(entry, for: key, bytes: bytes) { state.statistics.notAdmitted += 1 }
         }
     }
 
     /// Under the lock: whether a value read from the database since `mark` may be kept under `key`, that is, nothing
     /// about the key was announced since (``InvalidationLog``). A refusal is counted.
-    func mayFill(_ key: String, since mark: InvalidationLog.Mark) -> Bool {
-        guard log.mayFill(key, since: mark) else {
-            statistics.refusedFills += 1
+    func mayFill(_ key: String, since mark: InvalidationLog.Mark, _ state: inout State) -> Bool {
+        guard state.log.mayFill(key, since: mark) else {
+            state.statistics.refusedFills += 1
             return false
         }
         return true
