@@ -126,11 +126,37 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The service's tests, by the module they test. Test targets cannot share code, so a test sits with the
+        // harness it uses: the domain tests with InMemoryStores (in-memory ports), and with them the route-table
+        // tests on the same ports (routing, error mapping, key confirmation, the spec, the documents served); every
+        // test that drives the whole service (SessionHarness and the harnesses built on it) in the service tests.
         .testTarget(
-            name: "FBSessionsTests",
+            name: "FBSessionsCoreTests",
+            dependencies: [
+                "FBSessionsCore", "FBSessionsAPI", "FBSessionsService", "HTTPServer", "Crypto", "Support",
+                "TestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FBSessionsAPITests",
+            dependencies: [
+                "FBSessionsAPI", "FBSessionsCore", "FBSessionsGraph", "FBSessionsStorage", "HTTPServer", "HTTPClient",
+                "Crypto", "Support",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FBSessionsStorageTests",
+            dependencies: ["FBSessionsStorage", "FBSessionsCore", "Postgres", "Crypto", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FBSessionsServiceTests",
             dependencies: [
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService", "HTTPServer",
                 "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "LocalCluster", "GraphVersions",
+                "GraphEmulator",
             ],
             swiftSettings: swiftSettings
         ),
