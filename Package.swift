@@ -133,17 +133,38 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The service's tests, by the module they test. The in-memory ports and the spec reader they share are in
+        // TestSupport; every test that drives the whole service over a real database (SessionHarness and the
+        // harnesses built on it) is in the service tests.
         .testTarget(
             name: "FBSessionsFastPathTests",
             dependencies: ["FBSessionsFastPath", "FBSessionsCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "FBSessionsTests",
+            name: "FBSessionsCoreTests",
+            dependencies: ["FBSessionsCore", "FBSessionsAPI", "Crypto", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FBSessionsAPITests",
             dependencies: [
-                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsFastPath", "FBSessionsGraph",
-                "FBSessionsService", "HTTPServer", "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "LocalCluster",
-                "GraphVersions",
+                "FBSessionsAPI", "FBSessionsCore", "FBSessionsGraph", "FBSessionsStorage", "FBSessionsService", "HTTPServer",
+                "HTTPClient", "Crypto", "Support", "TestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FBSessionsStorageTests",
+            dependencies: ["FBSessionsStorage", "FBSessionsCore", "Postgres", "Crypto", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FBSessionsServiceTests",
+            dependencies: [
+                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService", "HTTPServer",
+                "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "LocalCluster", "GraphVersions",
+                "GraphEmulator", "FBSessionsFastPath",
             ],
             swiftSettings: swiftSettings
         ),

@@ -60,12 +60,12 @@ import TestSupport
         // Past it, the known key still logs in at once, and the set is fetched again in the background.
         harness.clock.advance(30)
         #expect(try await Self.attempt(harness, owner: "o3").status == 201)
-        try await SigningKeyCacheTests.until { harness.emulator.callCount(.jwks) == 2 }
+        try await Self.until { harness.emulator.callCount(.jwks) == 2 }
         // Without Cache-Control, an hour.
         harness.emulator.keySetMaxAge = nil
         harness.clock.advance(121)
         #expect(try await Self.attempt(harness, owner: "o4").status == 201)
-        try await SigningKeyCacheTests.until { harness.emulator.callCount(.jwks) == 3 }
+        try await Self.until { harness.emulator.callCount(.jwks) == 3 }
         harness.clock.advance(3500)
         #expect(try await Self.attempt(harness, owner: "o5").status == 201)
         try await Task.sleep(nanoseconds: 100_000_000)
@@ -85,7 +85,7 @@ import TestSupport
             #expect(try await Self.attempt(harness, owner: "o2-\(step)").status == 201, "step \(step)")
         }
         // (libcurl may send a request again once when a reused connection drops, so "at least".)
-        try await SigningKeyCacheTests.until { harness.emulator.callCount(.jwks) >= 5 }
+        try await Self.until { harness.emulator.callCount(.jwks) >= 5 }
         // A kid the cache does not know cannot be had now: 503 with Retry-After, nothing stored.
         try harness.emulator.rotateSigningKey(keepPrevious: true)
         harness.clock.advance(61)

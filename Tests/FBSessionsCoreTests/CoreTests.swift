@@ -2,6 +2,7 @@ import Crypto
 import FBSessionsCore
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct KeyringTests {
     static let keyA = Data(repeating: 1, count: 32).base64EncodedString()

@@ -2,6 +2,7 @@ import FBSessionsAPI
 import FBSessionsCore
 import Foundation
 import Testing
+import TestSupport
 
 /// Which answer a login gets is decided by `debug_token`'s verdict (valid, this app, a `USER` token), never by
 /// whichever of the four concurrent Graph calls finished first: one test per refusal path, each with the other

@@ -2,6 +2,7 @@ import Crypto
 import FBSessionsCore
 import Foundation
 import Testing
+import TestSupport
 
 /// The parsers of Limited Login, without sockets or a database: the compact JWS, the claims, the key set, and the
 /// order in which ``LimitedLogin/verify(_:app:)`` refuses (with a key source of the test's own).

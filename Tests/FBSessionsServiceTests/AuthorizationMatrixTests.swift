@@ -34,7 +34,7 @@ import TestSupport
         // Every part wired as `fbsessiond serve` wires it, with a key cache of 1 s.
         let harness = try await SessionHarness(keyCacheTTL: 1)
         defer { harness.stop() }
-        let operations = SpecConformanceTests.specSecurity(try SpecConformanceTests.specText()).filter { $0.scopes != nil }
+        let operations = OpenAPISpec.specSecurity(try OpenAPISpec.specText()).filter { $0.scopes != nil }
         #expect(operations.count >= 10, "the spec parser found too few secured operations: \(operations)")
 
         // The victim: one open session of the harness's app.
@@ -128,7 +128,7 @@ import TestSupport
 
     /// What another app's key may get: 404 wherever the path names this app's session, and otherwise only answers
     /// about its own (empty) data, or a refusal of the request itself.
-    static func otherAppStatuses(_ operation: SpecConformanceTests.SpecOperation) -> Set<Int> {
+    static func otherAppStatuses(_ operation: OpenAPISpec.SpecOperation) -> Set<Int> {
         if operation.path.contains("{id}") { return [404] }
         switch operation.operationID {
         case "setActiveSession": return [404]  // names the victim's session in its body
@@ -140,7 +140,7 @@ import TestSupport
     }
 
     static func expectRefused(
-        _ reply: SessionHarness.Reply, _ status: Int, _ operation: SpecConformanceTests.SpecOperation, _ what: String,
+        _ reply: SessionHarness.Reply, _ status: Int, _ operation: OpenAPISpec.SpecOperation, _ what: String,
         _ victim: Victim
     ) {
         #expect(reply.status == status, "\(operation) with \(what): \(reply.status)")
@@ -153,7 +153,7 @@ import TestSupport
     }
 
     static func expectNoVictimData(
-        _ reply: SessionHarness.Reply, _ operation: SpecConformanceTests.SpecOperation, _ what: String, _ victim: Victim
+        _ reply: SessionHarness.Reply, _ operation: OpenAPISpec.SpecOperation, _ what: String, _ victim: Victim
     ) {
         let everything = reply.text + reply.headers.map { "\($0.0): \($0.1)" }.joined(separator: "\n")
         for secret in victim.secrets + [victim.owner, "victim%2Fowner%401"] where everything.contains(secret) {

@@ -30,7 +30,7 @@ final class LiveService: Sendable {
             pool: pool, url: databaseURL, keyring: SecretsTranscript.notingKeyring(Keyring.generate()).ring)
         var parts = try ServiceParts.test()
         parts.cache = .given(nil)
-        parts.openAPIDocument = Array(try SpecConformanceTests.specText().utf8)
+        parts.openAPIDocument = Array(try OpenAPISpec.specText().utf8)
         parts.extraRoutes = extraRoutes(database.database)
         service = try ServiceAssembly(parts, database: database)
         let app = try await service.apps.addApp(
