@@ -1,4 +1,5 @@
 import Foundation
+import Support
 
 /// The last body rendered for each of a bounded number of keys, kept with the value it was rendered from.
 ///
@@ -10,9 +11,8 @@ import Foundation
 ///
 /// Memory: at most `limit` keys; when full, a new key empties it (the hot keys come back at once).
 /// Thread safety: one lock, held for the comparison; rendering runs outside it.
-final class RenderedBodies<Key: Hashable & Sendable, Value: Equatable & Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var kept: [Key: (value: Value, body: [UInt8])] = [:]
+final class RenderedBodies<Key: Hashable & Sendable, Value: Equatable & Sendable>: Sendable {
+    private let kept = Locked<[Key: (value: Value, body: [UInt8])]>([:])
     private let limit: Int
 
     init(limit: Int) {
@@ -25,14 +25,14 @@ final class RenderedBodies<Key: Hashable & Sendable, Value: Equatable & Sendable
     /// contents (two requests that missed at once each fill it), the kept value would otherwise hold the old
     /// entry's storage, and every later comparison would go field by field instead of by identity.
     func body(_ key: Key, for value: Value, render: (Value) -> [UInt8]) -> [UInt8] {
-        let reused: [UInt8]? = lock.withLock {
+        let reused: [UInt8]? = kept.withLock { kept in
             guard let index = kept.index(forKey: key), kept.values[index].value == value else { return nil }
             kept.values[index].value = value
             return kept.values[index].body
         }
         if let reused { return reused }
         let body = render(value)
-        lock.withLock {
+        kept.withLock { kept in
             if kept.count >= limit, kept[key] == nil { kept.removeAll(keepingCapacity: true) }
             kept[key] = (value, body)
         }
@@ -40,8 +40,8 @@ final class RenderedBodies<Key: Hashable & Sendable, Value: Equatable & Sendable
     }
 
     /// The number of keys kept (tests).
-    var count: Int { lock.withLock { kept.count } }
+    var count: Int { kept.withLock { $0.count } }
 
     /// The value kept for `key` (tests).
-    func keptValue(_ key: Key) -> Value? { lock.withLock { kept[key]?.value } }
+    func keptValue(_ key: Key) -> Value? { kept.withLock { $0[key]?.value } }
 }

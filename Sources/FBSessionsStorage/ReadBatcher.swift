@@ -2,6 +2,7 @@ import FBSessionsCore
 import Foundation
 import InlineExecutor
 import Postgres
+import Support
 
 /// Coalesces concurrent reads of one kind into one statement (docs/caching.md, "Batched reads").
 ///
@@ -28,11 +29,11 @@ import Postgres
 /// The queue's bookkeeping (ids, the cancel that comes before a read is queued, `maxQueued`, the deadlines of
 /// queued reads and of reads inside a batch, the timer) is a `WaiterQueue`, the pool's own kind of queue.
 ///
-/// Thread safety: the queue is guarded by a lock; `fetch` runs on a pool worker thread; waiters are resumed from
-/// that thread, outside the lock. A request's task prefers the server's inline executor, so the rest of its
-/// handler (the JSON body, handing the response back) runs right there before the next waiter is resumed, and
-/// the connection takes the next batch after that.
-final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
+/// Thread safety: the queue and the counts are one `Locked` state; `fetch` runs on a pool worker thread; waiters
+/// are resumed from that thread, outside the lock. A request's task prefers the server's inline executor, so the
+/// rest of its handler (the JSON body, handing the response back) runs right there before the next waiter is
+/// resumed, and the connection takes the next batch after that.
+final class ReadBatcher<Item: Sendable, Answer: Sendable>: Sendable {
     /// Answers a batch, one result per item, in the items' order.
     typealias Fetch = @Sendable (PostgresConnection, [Item]) throws -> [Result<Answer, any Error>]
 
@@ -44,18 +45,22 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
 
     private typealias Queue = WaiterQueue<Read>
 
+    /// What the lock guards.
+    private struct State {
+        /// Queued reads, and reads inside a running batch until it answers them.
+        var queue: Queue
+        var inFlight = 0
+        var batches = 0
+        var reads = 0
+    }
+
     private let pool: PostgresPool
     private let maxBatch: Int
     private let maxInFlight: Int
     private let fetch: Fetch
     /// How long one read may take in all; nil when the pool sets no statement deadline.
     private let readTimeout: Duration?
-    private let lock = NSLock()
-    /// Queued reads, and reads inside a running batch until it answers them.
-    private var queue: Queue
-    private var inFlight = 0
-    private var batches = 0
-    private var reads = 0
+    private let state: Locked<State>
 
     /// Creates a batcher.
     ///
@@ -74,7 +79,7 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
         self.pool = database.pool
         self.maxBatch = max(1, maxBatch)
         self.maxInFlight = max(1, maxInFlight)
-        self.queue = Queue(limit: max(1, maxQueued))
+        self.state = Locked(State(queue: Queue(limit: max(1, maxQueued))))
         let configuration = database.pool.configuration
         self.readTimeout =
             readTimeout ?? configuration.connectionOptions.callTimeout.map { configuration.acquireTimeout + $0 }
@@ -82,11 +87,11 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
     }
 
     /// Statements run and items answered so far.
-    var statistics: (batches: Int, reads: Int) { lock.withLock { (batches, reads) } }
+    var statistics: (batches: Int, reads: Int) { state.withLock { ($0.batches, $0.reads) } }
 
     /// Reads one item, in the next batch.
     func load(_ item: Item) async throws -> Answer {
-        let id = lock.withLock { queue.register() }
+        let id = state.withLock { $0.queue.register() }
         let deadline = readTimeout.map { ContinuousClock.now + $0 }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Answer, any Error>) in
@@ -98,10 +103,10 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
     }
 
     private func enqueue(_ id: Queue.ID, _ read: Read, deadline: ContinuousClock.Instant?) {
-        let (admission, starts): (Queue.Admission, Bool) = lock.withLock {
-            let admission = queue.enqueue(id, read, deadline: deadline)
-            guard case .queued = admission, inFlight < maxInFlight else { return (admission, false) }
-            inFlight += 1
+        let (admission, starts): (Queue.Admission, Bool) = state.withLock { state in
+            let admission = state.queue.enqueue(id, read, deadline: deadline)
+            guard case .queued = admission, state.inFlight < maxInFlight else { return (admission, false) }
+            state.inFlight += 1
             return (admission, true)
         }
         switch admission {
@@ -114,19 +119,19 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
     }
 
     private func cancel(_ id: Queue.ID) {
-        lock.withLock { queue.cancel(id) }?.continuation.resume(throwing: CancellationError())
+        state.withLock { $0.queue.cancel(id) }?.continuation.resume(throwing: CancellationError())
     }
 
     /// Takes the next batch, or, when nothing waits, gives up this batch slot.
     private func nextBatch() -> [Queue.Waiter]? {
-        lock.withLock {
-            let batch = queue.takeBatch(upTo: maxBatch)
+        state.withLock { state in
+            let batch = state.queue.takeBatch(upTo: maxBatch)
             guard !batch.isEmpty else {
-                inFlight -= 1
+                state.inFlight -= 1
                 return nil
             }
-            batches += 1
-            reads += batch.count
+            state.batches += 1
+            state.reads += batch.count
             return batch
         }
     }
@@ -134,7 +139,7 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
     /// Marks the batch's reads answered and returns which were still unanswered (a timer may have answered some
     /// at their deadline); the caller then answers exactly those.
     private func claim(_ batch: [Queue.Waiter]) -> [Bool] {
-        lock.withLock { queue.claim(batch) }
+        state.withLock { $0.queue.claim(batch) }
     }
 
     /// Answers every read of `batch` that is still unanswered with `error`.
@@ -153,7 +158,7 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
     /// The timer: answers every read past its deadline with ``ServiceError/databaseUnavailable``, queued or in a
     /// running batch, and sets the timer again for the next deadline, if any read is left.
     private func expire(_ timer: Queue.Timer) {
-        let (expired, next) = lock.withLock { queue.expire(now: ContinuousClock.now, timer: timer) }
+        let (expired, next) = state.withLock { $0.queue.expire(now: ContinuousClock.now, timer: timer) }
         if let next { arm(next) }
         for read in expired {
             read.continuation.resume(throwing: ServiceError.databaseUnavailable)
@@ -192,9 +197,9 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: @unchecked Sendable {
 
     /// After a failed batch: keeps the batch slot (true) when more waits, else frees it.
     private func keepsSlot() -> Bool {
-        lock.withLock {
-            if queue.isEmpty {
-                inFlight -= 1
+        state.withLock { state in
+            if state.queue.isEmpty {
+                state.inFlight -= 1
                 return false
             }
             return true

@@ -62,24 +62,23 @@ public struct Observer: Sendable {
 
 /// The metric series of each (route, method, status) seen, resolved once. Bounded: routes are templates, methods
 /// and statuses few; an unexpected flood of distinct methods empties it rather than growing it.
-private final class SeriesCache: @unchecked Sendable {
+private final class SeriesCache: Sendable {
     struct Key: Hashable {
         let route: String
         let method: String
         let status: Int
     }
 
-    private let lock = NSLock()
-    private var entries: [Key: (requests: CounterSeries, latency: HistogramSeries)] = [:]
+    private let entries = Locked<[Key: (requests: CounterSeries, latency: HistogramSeries)]>([:])
 
     func handles(
         route: String, method: String, status: Int?,
         make: () -> (CounterSeries, HistogramSeries)
     ) -> (requests: CounterSeries, latency: HistogramSeries) {
         let key = Key(route: route, method: method, status: status ?? -1)
-        if let found = lock.withLock({ entries[key] }) { return found }
+        if let found = entries.withLock({ $0[key] }) { return found }
         let made = make()
-        lock.withLock {
+        entries.withLock { entries in
             if entries.count >= 4096 { entries.removeAll() }
             entries[key] = made
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 
 /// Long-poll readers of the change feed, suspended until their app has news.
 ///
@@ -188,23 +189,5 @@ public struct EventWaitersError: Error, Sendable, Equatable, CustomStringConvert
     /// Describes the error without any request data.
     public var description: String {
         "EventWaitersError(maxWaiters: \(maxWaiters))"
-    }
-}
-
-/// The registry's state behind an `NSLock` (a pthread mutex, which ThreadSanitizer understands).
-///
-/// Thread safety: every access goes through `withLock`, which is why the class is `@unchecked Sendable`.
-private final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-    }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import GraphVersions
 import Support
-import Synchronization
 
 /// Which Graph API version each app asks for, which one Facebook answers with, and what an operator should hear
 /// about it (docs/graph-versions.md).
@@ -45,7 +44,7 @@ public final class GraphVersionWatch: Sendable {
     private let clock: @Sendable () -> Date
     private let logger: Logger
     private let served: Counter
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Concurrent reloads of the apps share one query.
     private let reloads = SingleFlight<Int, [App]>()
 

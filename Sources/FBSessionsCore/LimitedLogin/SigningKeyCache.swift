@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Support
 
 /// Limited Login's signing keys, cached as the contract says:
 ///
@@ -17,7 +18,7 @@ import Foundation
 ///
 /// Thread safety: all state sits behind one lock; the fetch itself runs outside it, in one unstructured task that
 /// every waiter awaits (a waiter's cancellation does not cancel the fetch).
-public final class SigningKeyCache: @unchecked Sendable {
+public final class SigningKeyCache: Sendable {
     /// The knobs (the contract's values by default).
     public struct Policy: Sendable {
         /// Seconds a set is kept when its answer names no max-age. Default 3600.
@@ -43,8 +44,7 @@ public final class SigningKeyCache: @unchecked Sendable {
     private let source: any LimitedLoginAPI
     private let policy: Policy
     private let clock: @Sendable () -> Date
-    private let lock = NSLock()
-    private var state = State()
+    private let state = Locked(State())
 
     /// Creates an empty cache.
     /// - Parameters:
@@ -59,7 +59,7 @@ public final class SigningKeyCache: @unchecked Sendable {
 
     /// How many fetches were started (diagnostics and tests).
     public var fetchCount: Int {
-        lock.withLock { state.fetches }
+        state.withLock { $0.fetches }
     }
 
     /// The key for `kid`.
@@ -70,7 +70,7 @@ public final class SigningKeyCache: @unchecked Sendable {
     public func key(for kid: String) async throws -> RSAPublicKey? {
         var waited = false
         while true {
-            let step: Step = lock.withLock { next(for: kid, mayFetch: !waited) }
+            let step: Step = state.withLock { next(&$0, for: kid, mayFetch: !waited) }
             switch step {
             case .found(let key):
                 return key
@@ -92,14 +92,16 @@ public final class SigningKeyCache: @unchecked Sendable {
         case wait(Task<Void, Never>)
     }
 
-    /// Decides under the lock; starts a fetch when one is due. `mayFetch` is false after this caller already
-    /// waited for a fetch, so one call starts at most one.
-    private func next(for kid: String, mayFetch: Bool) -> Step {
+    /// Decides under the lock (`state` is the locked state); starts a fetch when one is due. `mayFetch` is false
+    /// after this caller already waited for a fetch, so one call starts at most one.
+    private func next(_ state: inout State, for kid: String, mayFetch: Bool) -> Step {
         let now = clock()
         let budgetAllows = state.lastAttempt.map { now.timeIntervalSince($0) >= policy.refetchInterval } ?? true
         if let key = state.keys[kid] {
             if let expiresAt = state.expiresAt, now >= expiresAt, budgetAllows, state.inflight == nil {
-                state.inflight = startFetch(at: now)  // refresh in the background; the known key serves meanwhile
+                // Refresh in the background; the known key serves meanwhile.
+                let task = startFetch(&state, at: now)
+                state.inflight = task
             }
             return .found(key)
         }
@@ -107,7 +109,7 @@ public final class SigningKeyCache: @unchecked Sendable {
             return .wait(inflight)
         }
         if budgetAllows, mayFetch {
-            let task = startFetch(at: now)
+            let task = startFetch(&state, at: now)
             state.inflight = task
             return .wait(task)
         }
@@ -119,8 +121,8 @@ public final class SigningKeyCache: @unchecked Sendable {
         return .unavailable(retryAfter: max(1, Int((policy.refetchInterval - elapsed).rounded(.up))))
     }
 
-    /// Starts one fetch (the caller holds the lock and stores the task).
-    private func startFetch(at now: Date) -> Task<Void, Never> {
+    /// Starts one fetch (the caller holds the lock, passes the locked `state` and stores the task in it).
+    private func startFetch(_ state: inout State, at now: Date) -> Task<Void, Never> {
         state.lastAttempt = now
         state.fetches += 1
         let source = self.source
@@ -136,7 +138,7 @@ public final class SigningKeyCache: @unchecked Sendable {
     }
 
     private func finish(_ result: SigningKeyFetch?) {
-        lock.withLock {
+        state.withLock { state in
             state.inflight = nil
             guard let result else {
                 state.lastAttemptFailed = true

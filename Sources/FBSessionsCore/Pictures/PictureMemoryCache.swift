@@ -1,4 +1,5 @@
 import Foundation
+import Support
 
 /// A bounded, process-local layer over the shared picture cache that keeps picture bytes by key and ETag.
 ///
@@ -9,21 +10,24 @@ import Foundation
 /// not kept.
 ///
 /// Thread safety: every method may be called from any thread (one lock).
-public final class PictureMemoryCache: @unchecked Sendable {
+public final class PictureMemoryCache: Sendable {
     private struct Entry {
         let etag: String
         let body: [UInt8]
         var lastUse: UInt64
     }
 
+    private struct State {
+        var entries: [PictureKey: Entry] = [:]
+        var bytes = 0
+        var clock: UInt64 = 0
+    }
+
     /// Most pictures kept.
     public let maxEntries: Int
     /// Most bytes kept.
     public let maxBytes: Int
-    private let lock = NSLock()
-    private var entries: [PictureKey: Entry] = [:]
-    private var bytes = 0
-    private var clock: UInt64 = 0
+    private let state = Locked(State())
 
     /// Creates an empty cache.
     /// - Parameters:
@@ -36,11 +40,11 @@ public final class PictureMemoryCache: @unchecked Sendable {
 
     /// The bytes kept for `key`, if their ETag is `etag`.
     public func body(_ key: PictureKey, etag: String) -> [UInt8]? {
-        lock.withLock {
-            guard var entry = entries[key], entry.etag == etag else { return nil }
-            clock += 1
-            entry.lastUse = clock
-            entries[key] = entry
+        state.withLock { state in
+            guard var entry = state.entries[key], entry.etag == etag else { return nil }
+            state.clock += 1
+            entry.lastUse = state.clock
+            state.entries[key] = entry
             return entry.body
         }
     }
@@ -49,22 +53,22 @@ public final class PictureMemoryCache: @unchecked Sendable {
     /// the bounds.
     public func store(_ key: PictureKey, etag: String, body: [UInt8]) {
         guard body.count <= maxBytes / 4 else { return }
-        lock.withLock {
-            if let old = entries.removeValue(forKey: key) { bytes -= old.body.count }
-            while !entries.isEmpty, entries.count >= maxEntries || bytes + body.count > maxBytes {
-                guard let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse }) else { break }
-                bytes -= oldest.value.body.count
-                entries.removeValue(forKey: oldest.key)
+        state.withLock { state in
+            if let old = state.entries.removeValue(forKey: key) { state.bytes -= old.body.count }
+            while !state.entries.isEmpty, state.entries.count >= maxEntries || state.bytes + body.count > maxBytes {
+                guard let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) else { break }
+                state.bytes -= oldest.value.body.count
+                state.entries.removeValue(forKey: oldest.key)
             }
-            clock += 1
-            entries[key] = Entry(etag: etag, body: body, lastUse: clock)
-            bytes += body.count
+            state.clock += 1
+            state.entries[key] = Entry(etag: etag, body: body, lastUse: state.clock)
+            state.bytes += body.count
         }
     }
 
     /// Pictures kept now.
-    public var count: Int { lock.withLock { entries.count } }
+    public var count: Int { state.withLock { $0.entries.count } }
 
     /// Bytes kept now.
-    public var byteCount: Int { lock.withLock { bytes } }
+    public var byteCount: Int { state.withLock { $0.bytes } }
 }

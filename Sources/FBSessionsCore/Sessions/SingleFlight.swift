@@ -1,24 +1,24 @@
 import Foundation
+import Support
 
 /// Coalesces concurrent calls with the same key into one: the first caller runs the work, the others await its
 /// result. Process-local; across instances the store's lease does the same job.
-public final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var running: [Key: Task<Value, any Error>] = [:]
+public final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private let running = Locked<[Key: Task<Value, any Error>]>([:])
 
     /// Creates an empty group.
     public init() {}
 
     /// Runs `work` unless a call with `key` is in flight, in which case it awaits that call's result.
     public func run(key: Key, _ work: @escaping @Sendable () async throws -> Value) async throws -> Value {
-        let task: Task<Value, any Error> = lock.withLock {
+        let task: Task<Value, any Error> = running.withLock { running in
             if let existing = running[key] { return existing }
             let task = Task { try await work() }
             running[key] = task
             return task
         }
         defer {
-            lock.withLock {
+            running.withLock { running in
                 if running[key] == task { running[key] = nil }
             }
         }
@@ -28,11 +28,10 @@ public final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: @unc
 
 /// App credentials for Graph, with the secret decrypted once per app and kept in memory. The version is the app's
 /// own (`app add|update --graph-version`), else `version` (`FBS_GRAPH_VERSION`; nil leaves it to the client).
-final class CredentialCache: @unchecked Sendable {
+final class CredentialCache: Sendable {
     private let apps: any AppStore
     private let version: String?
-    private let lock = NSLock()
-    private var secrets: [String: String] = [:]
+    private let secrets = Locked<[String: String]>([:])
 
     init(apps: any AppStore, version: String?) {
         self.apps = apps
@@ -40,11 +39,11 @@ final class CredentialCache: @unchecked Sendable {
     }
 
     func credentials(for app: App) async throws -> GraphCredentials {
-        if let secret = lock.withLock({ secrets[app.id] }) {
+        if let secret = secrets.withLock({ $0[app.id] }) {
             return GraphCredentials(appID: app.facebookAppID, appSecret: secret, version: app.graphVersion ?? version)
         }
         let secret = try await apps.secret(ofApp: app.id)
-        lock.withLock { secrets[app.id] = secret }
+        secrets.withLock { $0[app.id] = secret }
         return GraphCredentials(appID: app.facebookAppID, appSecret: secret, version: app.graphVersion ?? version)
     }
 }

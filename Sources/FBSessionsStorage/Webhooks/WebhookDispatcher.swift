@@ -28,7 +28,8 @@ public final class WebhookDispatcher: Sendable {
     let transport: any WebhookTransport
     let logger: Logger
     private let signal = EventWaiters(maxWaiters: 16)
-    private let task = LockedTask()
+    /// The loop task, between ``start()`` and ``stop()``.
+    private let task = Locked<Task<Void, Never>?>(nil)
 
     /// Creates a dispatcher; nothing runs until ``start()`` or ``runPass()``.
     ///
@@ -51,8 +52,10 @@ public final class WebhookDispatcher: Sendable {
 
     /// Starts the background loop. Calling it again while it runs does nothing.
     public func start() {
-        task.start {
-            Task { [self] in await loop() }
+        task.withLock { task in
+            if task == nil {
+                task = Task { [self] in await loop() }
+            }
         }
     }
 
@@ -64,7 +67,7 @@ public final class WebhookDispatcher: Sendable {
     /// Stops the loop and waits for it to end. Requests in flight are cancelled; their deliveries are retried
     /// after the lease, by this or another instance. Calling it again does nothing.
     public func stop() async {
-        guard let running = task.take() else { return }
+        guard let running = task.withLock({ $0.take() }) else { return }
         running.cancel()
         await running.value
     }
@@ -133,27 +136,5 @@ public final class WebhookDispatcher: Sendable {
                 }
             }
         }
-    }
-}
-
-/// The loop task of a dispatcher, guarded by a lock.
-private final class LockedTask: @unchecked Sendable {
-    private let lock = NSLock()
-    private var task: Task<Void, Never>?
-
-    func start(_ make: () -> Task<Void, Never>) {
-        lock.lock()
-        defer { lock.unlock() }
-        if task == nil {
-            task = make()
-        }
-    }
-
-    func take() -> Task<Void, Never>? {
-        lock.lock()
-        defer { lock.unlock() }
-        let running = task
-        task = nil
-        return running
     }
 }
