@@ -194,16 +194,15 @@ public struct StandardErrorLogHandler: LogHandler {
 }
 
 /// Keeps records in memory, for tests.
-public final class InMemoryLogHandler: LogHandler, @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: [LogRecord] = []
+public final class InMemoryLogHandler: LogHandler, Sendable {
+    private let stored = Locked<[LogRecord]>([])
 
     /// Creates an empty handler.
     public init() {}
 
     /// Stores the record.
-    public func write(_ record: LogRecord) { lock.withLock { stored.append(record) } }
+    public func write(_ record: LogRecord) { stored.withLock { $0.append(record) } }
 
     /// Every record so far.
-    public var records: [LogRecord] { lock.withLock { stored } }
+    public var records: [LogRecord] { stored.withLock { $0 } }
 }

@@ -4,9 +4,8 @@ import Synchronization
 /// Metrics in the Prometheus text format: counters, histograms and gauges, each a family of labelled series.
 ///
 /// Thread safety: every method may be called from any thread; each family has its own lock.
-public final class MetricsRegistry: @unchecked Sendable {
-    private let lock = NSLock()
-    private var families: [any MetricFamily] = []
+public final class MetricsRegistry: Sendable {
+    private let families = Locked<[any MetricFamily]>([])
 
     /// Creates an empty registry.
     public init() {}
@@ -28,12 +27,12 @@ public final class MetricsRegistry: @unchecked Sendable {
 
     /// Every family in the Prometheus text exposition format (version 0.0.4).
     public func render() -> String {
-        let all = lock.withLock { families }
+        let all = families.withLock { $0 }
         return all.map { $0.render() }.joined()
     }
 
     private func register<F: MetricFamily>(_ family: F) -> F {
-        lock.withLock { families.append(family) }
+        families.withLock { $0.append(family) }
         return family
     }
 }
@@ -50,11 +49,10 @@ protocol MetricFamily: AnyObject, Sendable {
 /// Hot callers resolve their series once with ``series(_:)`` and keep the handle: incrementing it takes one
 /// uncontended lock and builds no label text (the per-request label text and dictionary lookups were 8% of the
 /// status path's CPU; docs/performance.md).
-public final class Counter: MetricFamily, @unchecked Sendable {
+public final class Counter: MetricFamily, Sendable {
     private let name: String
     private let help: String
-    private let lock = NSLock()
-    private var series: [String: CounterSeries] = [:]
+    private let series = Locked<[String: CounterSeries]>([:])
 
     init(name: String, help: String) {
         self.name = name
@@ -64,7 +62,7 @@ public final class Counter: MetricFamily, @unchecked Sendable {
     /// The series with these labels, made on first use. Keep it to count without looking it up again.
     public func series(_ labels: [Label] = []) -> CounterSeries {
         let key = labelText(labels)
-        return lock.withLock {
+        return series.withLock { series in
             if let found = series[key] { return found }
             let made = CounterSeries()
             series[key] = made
@@ -80,11 +78,11 @@ public final class Counter: MetricFamily, @unchecked Sendable {
     /// The current value of one series.
     public func value(_ labels: [Label] = []) -> Double {
         let key = labelText(labels)
-        return lock.withLock { series[key] }?.value ?? 0
+        return series.withLock { $0[key] }?.value ?? 0
     }
 
     func render() -> String {
-        let snapshot = lock.withLock { series }
+        let snapshot = series.withLock { $0 }
         var text = "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
         for key in snapshot.keys.sorted() {
             text += "\(name)\(key) \(format(snapshot[key]?.value ?? 0))\n"
@@ -121,12 +119,11 @@ private func atomicAdd(_ amount: Double, to cell: borrowing Atomic<UInt64>) {
 /// Observations counted into buckets, with their sum and count, per label set.
 ///
 /// As with ``Counter``, hot callers keep the handle from ``series(_:)``.
-public final class Histogram: MetricFamily, @unchecked Sendable {
+public final class Histogram: MetricFamily, Sendable {
     private let name: String
     private let help: String
     private let bounds: [Double]
-    private let lock = NSLock()
-    private var series: [String: HistogramSeries] = [:]
+    private let series = Locked<[String: HistogramSeries]>([:])
 
     init(name: String, help: String, buckets: [Double]) {
         self.name = name
@@ -137,7 +134,7 @@ public final class Histogram: MetricFamily, @unchecked Sendable {
     /// The series with these labels, made on first use.
     public func series(_ labels: [Label] = []) -> HistogramSeries {
         let key = labelText(labels)
-        return lock.withLock {
+        return series.withLock { series in
             if let found = series[key] { return found }
             let made = HistogramSeries(bounds: bounds)
             series[key] = made
@@ -151,7 +148,7 @@ public final class Histogram: MetricFamily, @unchecked Sendable {
     }
 
     func render() -> String {
-        let snapshot = lock.withLock { series }
+        let snapshot = series.withLock { $0 }
         var text = "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
         for key in snapshot.keys.sorted() {
             guard let entry = snapshot[key]?.snapshot else { continue }
@@ -171,6 +168,9 @@ public final class Histogram: MetricFamily, @unchecked Sendable {
 /// One series of a ``Histogram``: one atomic counter per bucket and the sum as `Double` bits in an atomic, so an
 /// observation takes no lock. The count is the buckets' total, so a rendering always has `_count` equal to the
 /// `+Inf` bucket; a rendering taken during an observation may see its bucket and not yet its sum.
+///
+/// Sendable: its cells are atomics in memory it allocates once and frees in `deinit`; only the pointer to them is
+/// not `Sendable`, and it never changes.
 public final class HistogramSeries: @unchecked Sendable {
     struct Snapshot {
         var buckets: [UInt64]
@@ -214,7 +214,8 @@ public final class HistogramSeries: @unchecked Sendable {
     }
 }
 
-final class Gauge: MetricFamily, @unchecked Sendable {
+/// A family whose series are read, by its `read` closure, when the registry is rendered.
+final class Gauge: MetricFamily, Sendable {
     private let name: String
     private let help: String
     private let read: @Sendable () -> [([Label], Double)]

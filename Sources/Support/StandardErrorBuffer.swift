@@ -10,7 +10,10 @@ import Foundation
 /// service calls it after its shutdown, so SIGTERM loses nothing.
 ///
 /// Thread safety: `append` and `flush` may be called from any thread; the buffer is guarded by `condition`, and
-/// one writer at a time is guaranteed by `writeLock`, so lines keep their order.
+/// one writer at a time is guaranteed by `writing`, so lines keep their order.
+///
+/// Sendable: `pending` is guarded by `condition` (an `NSCondition`, not a ``Locked``: the writer thread sleeps on
+/// it until a line comes), which the compiler cannot see.
 final class StandardErrorBuffer: @unchecked Sendable {
     /// The process's buffer.
     static let shared = StandardErrorBuffer()
@@ -21,9 +24,10 @@ final class StandardErrorBuffer: @unchecked Sendable {
     static let maxBufferedBytes = 64 * 1024
 
     private let condition = NSCondition()
-    private let writeLock = NSLock()
     private var pending: [UInt8] = []
-    private var spare: [UInt8] = []
+    /// The bytes being written, swapped with `pending` (so each buffer keeps its capacity); held by one writer at a
+    /// time for the whole write.
+    private let writing = Locked<[UInt8]>([])
 
     private init() {
         pending.reserveCapacity(Self.maxBufferedBytes)
@@ -57,26 +61,26 @@ final class StandardErrorBuffer: @unchecked Sendable {
 
     /// Writes everything buffered so far, and returns once it is written.
     func flush() {
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        condition.lock()
-        swap(&pending, &spare)
-        condition.unlock()
-        guard !spare.isEmpty else { return }
-        spare.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(2, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0, errno == EINTR || errno == EAGAIN {
-                    continue
-                } else {
-                    break  // standard error is gone; nothing else can be done with the lines
+        writing.withLock { spare in
+            condition.lock()
+            swap(&pending, &spare)
+            condition.unlock()
+            guard !spare.isEmpty else { return }
+            spare.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let written = Glibc.write(2, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+                    if written > 0 {
+                        offset += written
+                    } else if written < 0, errno == EINTR || errno == EAGAIN {
+                        continue
+                    } else {
+                        break  // standard error is gone; nothing else can be done with the lines
+                    }
                 }
             }
+            spare.removeAll(keepingCapacity: true)
         }
-        spare.removeAll(keepingCapacity: true)
     }
 
     private func flushLoop() {
