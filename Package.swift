@@ -30,7 +30,7 @@ let package = Package(
             name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMallocShims", "Support", "InlineExecutor"],
             swiftSettings: swiftSettings
         ),
-        .target(name: "Postgres", dependencies: ["CLibPQ", "InlineExecutor"], swiftSettings: swiftSettings),
+        .target(name: "Postgres", dependencies: ["CLibPQ", "InlineExecutor", "Support"], swiftSettings: swiftSettings),
         .target(name: "HTTPClient", dependencies: ["CCurl", "CCurlShims", "InlineExecutor"], swiftSettings: swiftSettings),
         .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
 
