@@ -31,7 +31,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "Postgres", dependencies: ["CLibPQ", "InlineExecutor", "Support"], swiftSettings: swiftSettings),
-        .target(name: "HTTPClient", dependencies: ["CCurl", "CCurlShims", "InlineExecutor"], swiftSettings: swiftSettings),
+        .target(
+            name: "HTTPClient", dependencies: ["CCurl", "CCurlShims", "InlineExecutor", "Support"],
+            swiftSettings: swiftSettings
+        ),
         .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
 
         // Pure Swift helpers.
