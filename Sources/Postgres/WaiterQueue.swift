@@ -227,7 +227,3 @@ public struct WaiterQueue<Payload> {
 extension WaiterQueue: Sendable where Payload: Sendable {}
 extension WaiterQueue.Waiter: Sendable where Payload: Sendable {}
 extension WaiterQueue.Admission: Sendable where Payload: Sendable {}
-
-// A value of values: `Sendable` when its payloads are, so that an owner can keep it in a `Locked`.
-extension WaiterQueue: Sendable where Payload: Sendable {}
-extension WaiterQueue.Waiter: Sendable where Payload: Sendable {}
