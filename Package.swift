@@ -99,11 +99,14 @@ let package = Package(
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: swiftSettings),
         .testTarget(name: "GraphVersionsTests", dependencies: ["GraphVersions"], swiftSettings: swiftSettings),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: swiftSettings),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport", "LocalCluster"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PostgresTests", dependencies: ["Postgres", "TestSupport", "LocalCluster", "Support"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "LocalClusterTests", dependencies: ["LocalCluster"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPServerTests",
-            dependencies: ["HTTPServer", "HTTPClient", "TestSupport", "InlineExecutor"],
+            dependencies: ["HTTPServer", "HTTPClient", "TestSupport", "InlineExecutor", "Support"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -118,7 +121,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FBSessionsGraphTests",
-            dependencies: ["FBSessionsGraph", "FBSessionsCore", "GraphEmulator", "HTTPClient", "HTTPServer", "TestSupport"],
+            dependencies: [
+                "FBSessionsGraph", "FBSessionsCore", "GraphEmulator", "HTTPClient", "HTTPServer", "TestSupport", "Support",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
