@@ -5,40 +5,48 @@ import Support
 import TestSupport
 
 /// In-memory ports for route-level tests. The PostgreSQL stores are tested against a real database elsewhere.
-final class InMemoryKeyStore: KeyStore, @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: [String: (key: APIKey, hash: [UInt8])] = [:]
+final class InMemoryKeyStore: KeyStore, Sendable {
+    private struct State {
+        var stored: [String: (key: APIKey, hash: [UInt8])] = [:]
+        var available = true
+    }
+
+    private let state = Locked(State())
     let app = App(
         id: "app_test", name: "test", facebookAppID: "1", redirectURIs: [], requiredPermissions: [], createdAt: Date())
-    var available = true
+    /// Whether the store answers; false makes `authenticate` fail as an unreachable database does.
+    var available: Bool {
+        get { state.withLock { $0.available } }
+        set { state.withLock { $0.available = newValue } }
+    }
 
     func addKey(appID: String, scopes: [Scope]) async throws -> (key: APIKey, text: String) {
         let made = APIKeyText.generate()
         let key = APIKey(id: made.id, appID: appID, scopes: scopes, createdAt: Date(), revokedAt: nil)
-        lock.withLock { stored[made.id] = (key, made.hash) }
+        state.withLock { $0.stored[made.id] = (key, made.hash) }
         return (key, SecretsTranscript.noted("api key", made.key))
     }
 
     func keys(appID: String?) async throws -> [APIKey] {
-        lock.withLock { stored.values.map(\.key).filter { appID == nil || $0.appID == appID } }
+        state.withLock { $0.stored.values.map(\.key).filter { appID == nil || $0.appID == appID } }
     }
 
     func revokeKey(id: String) async throws -> Bool {
-        lock.withLock {
-            guard let entry = stored[id] else { return false }
-            stored[id] = (APIKey(id: id, appID: entry.key.appID, scopes: entry.key.scopes, createdAt: entry.key.createdAt, revokedAt: Date()), entry.hash)
+        state.withLock { state in
+            guard let entry = state.stored[id] else { return false }
+            state.stored[id] = (APIKey(id: id, appID: entry.key.appID, scopes: entry.key.scopes, createdAt: entry.key.createdAt, revokedAt: Date()), entry.hash)
             return true
         }
     }
 
     func authenticate(_ presented: String) async throws -> Principal? {
-        guard lock.withLock({ available }) else { throw ServiceError.databaseUnavailable }
+        guard available else { throw ServiceError.databaseUnavailable }
         return principal(presented)
     }
 
     /// The key's principal if it is stored, unrevoked and matches, with no waiting.
     func principal(_ presented: String) -> Principal? {
-        guard let id = APIKeyText.id(in: presented), let entry = lock.withLock({ stored[id] }), entry.key.revokedAt == nil,
+        guard let id = APIKeyText.id(in: presented), let entry = state.withLock({ $0.stored[id] }), entry.key.revokedAt == nil,
             APIKeyText.matches(presented, hash: entry.hash)
         else { return nil }
         return Principal(key: entry.key, app: app)

@@ -8,17 +8,22 @@ import TestSupport
 
 /// A key store whose every lookup comes "from the cache" (unconfirmed), and which counts the confirmations the
 /// router asks for (`isLive`).
-private final class CountingKeyStore: KeyStore, @unchecked Sendable {
+private final class CountingKeyStore: KeyStore, Sendable {
     let base = InMemoryKeyStore()
-    private let lock = NSLock()
-    private var asked = 0
-    private var live = true
-    private var failing = false
+    private struct State {
+        var asked = 0
+        var live = true
+        var failing = false
+        /// What the stand-in cache "knows" under a pass.
+        var knownLiveUnderPass = true
+    }
 
-    var confirmations: Int { lock.withLock { asked } }
+    private let state = Locked(State())
+
+    var confirmations: Int { state.withLock { $0.asked } }
 
     func revokeAll() {
-        lock.withLock { live = false }
+        state.withLock { $0.live = false }
     }
 
     func addKey(appID: String, scopes: [Scope]) async throws -> (key: APIKey, text: String) {
@@ -42,20 +47,20 @@ private final class CountingKeyStore: KeyStore, @unchecked Sendable {
     }
 
     func isLive(keyID: String) async throws -> Bool {
-        try lock.withLock {
-            asked += 1
-            if failing { throw ServiceError.databaseUnavailable }
-            return live
+        try state.withLock { state in
+            state.asked += 1
+            if state.failing { throw ServiceError.databaseUnavailable }
+            return state.live
         }
     }
 
     func failConfirmations() {
-        lock.withLock { failing = true }
+        state.withLock { $0.failing = true }
     }
 
-    // The exact cache's side, for the parked path: a fence the test answers, and what it "knows" under a pass.
+    // The exact cache's side, for the parked path: a fence the test answers, and what it "knows" under a pass
+    // (`State.knownLiveUnderPass`).
     let manualFence = ManualFence()
-    private var knownLiveUnderPass = true
 
     var fence: (any RequestFence)? { manualFence }
 
@@ -65,50 +70,52 @@ private final class CountingKeyStore: KeyStore, @unchecked Sendable {
     }
 
     func knownLive(keyID: String, pass: FencePass) -> Bool {
-        pass.covers(manualFence) && lock.withLock { knownLiveUnderPass && live }
+        pass.covers(manualFence) && state.withLock { $0.knownLiveUnderPass && $0.live }
     }
 
     func forgetLiveness() {
-        lock.withLock { knownLiveUnderPass = false }
+        state.withLock { $0.knownLiveUnderPass = false }
     }
 }
 
 /// A fence that parks its waiters until the test lets them through.
-final class ManualFence: RequestFence, @unchecked Sendable {
-    private let lock = NSLock()
-    private var parked: [@Sendable (FencePass?) -> Void] = []
-    private var count = 0
+final class ManualFence: RequestFence, Sendable {
+    private struct State {
+        var parked: [@Sendable (FencePass?) -> Void] = []
+        var count = 0
+    }
 
-    var waits: Int { lock.withLock { count } }
+    private let state = Locked(State())
+
+    var waits: Int { state.withLock { $0.count } }
 
     func wait(_ resume: @escaping @Sendable (FencePass?) -> Void) {
-        lock.withLock {
-            count += 1
-            parked.append(resume)
+        state.withLock { state in
+            state.count += 1
+            state.parked.append(resume)
         }
     }
 
     /// Answers every parked waiter: with a pass of this fence, or nil (the cache cannot vouch for itself).
     func release(passing: Bool) {
-        let waiting = lock.withLock { () -> [@Sendable (FencePass?) -> Void] in
-            defer { parked = [] }
-            return parked
+        let waiting = state.withLock { state -> [@Sendable (FencePass?) -> Void] in
+            defer { state.parked = [] }
+            return state.parked
         }
         for resume in waiting { resume(passing ? FencePass(issuer: self) : nil) }
     }
 
     /// Waits until `n` waiters are parked.
     func awaitParked(_ n: Int) async {
-        while lock.withLock({ parked.count }) < n { await Task.yield() }
+        while state.withLock({ $0.parked.count }) < n { await Task.yield() }
     }
 }
 
 /// A route that counts its runs.
-private final class Runs: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    var value: Int { lock.withLock { count } }
-    func add() { lock.withLock { count += 1 } }
+private final class Runs: Sendable {
+    private let count = Locked(0)
+    var value: Int { count.withLock { $0 } }
+    func add() { count.withLock { $0 += 1 } }
 }
 
 private func makeRouter(keys: CountingKeyStore, runs: Runs, fromCache: Response? = nil) -> Router {

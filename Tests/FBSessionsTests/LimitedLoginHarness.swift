@@ -13,16 +13,15 @@ import Support
 import TestSupport
 
 /// A clock tests move by hand (the key-set cache's refetch budget and max-age).
-final class ManualClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = Date()
+final class ManualClock: Sendable {
+    private let current = Locked(Date())
 
     /// The time now.
-    var now: Date { lock.withLock { current } }
+    var now: Date { current.withLock { $0 } }
 
     /// Moves the clock forward.
     func advance(_ seconds: Double) {
-        lock.withLock { current = current.addingTimeInterval(seconds) }
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
     }
 }
 
