@@ -30,8 +30,11 @@ let package = Package(
             name: "HTTPServer", dependencies: ["CMicroHTTPD", "CMallocShims", "Support", "InlineExecutor"],
             swiftSettings: swiftSettings
         ),
-        .target(name: "Postgres", dependencies: ["CLibPQ", "InlineExecutor"], swiftSettings: swiftSettings),
-        .target(name: "HTTPClient", dependencies: ["CCurl", "CCurlShims", "InlineExecutor"], swiftSettings: swiftSettings),
+        .target(name: "Postgres", dependencies: ["CLibPQ", "InlineExecutor", "Support"], swiftSettings: swiftSettings),
+        .target(
+            name: "HTTPClient", dependencies: ["CCurl", "CCurlShims", "InlineExecutor", "Support"],
+            swiftSettings: swiftSettings
+        ),
         .target(name: "Crypto", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
 
         // Pure Swift helpers.
@@ -103,11 +106,14 @@ let package = Package(
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: swiftSettings),
         .testTarget(name: "GraphVersionsTests", dependencies: ["GraphVersions"], swiftSettings: swiftSettings),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: swiftSettings),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport", "LocalCluster"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PostgresTests", dependencies: ["Postgres", "TestSupport", "LocalCluster", "Support"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "LocalClusterTests", dependencies: ["LocalCluster"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPServerTests",
-            dependencies: ["HTTPServer", "HTTPClient", "TestSupport", "InlineExecutor"],
+            dependencies: ["HTTPServer", "HTTPClient", "TestSupport", "InlineExecutor", "Support"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -122,7 +128,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FBSessionsGraphTests",
-            dependencies: ["FBSessionsGraph", "FBSessionsCore", "GraphEmulator", "HTTPClient", "HTTPServer", "TestSupport"],
+            dependencies: [
+                "FBSessionsGraph", "FBSessionsCore", "GraphEmulator", "HTTPClient", "HTTPServer", "TestSupport", "Support",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -6,7 +6,8 @@ internal import CCrypto
 /// frees it exactly once in `deinit` with `EVP_PKEY_free`. The pointer never leaves this class except for the
 /// duration of a `withKey` call.
 /// Thread safety: OpenSSL 3 lets several threads sign or verify with one `EVP_PKEY` at once as long as none changes
-/// it, and nothing here changes a key once it is made; hence `@unchecked Sendable`.
+/// it, and nothing here changes a key once it is made.
+/// Sendable: the key is a C pointer, whose rule above (shared for reading, never changed) the compiler cannot see.
 final class EVPKey: @unchecked Sendable {
     private let key: OpaquePointer
 

@@ -1,24 +1,25 @@
 import Crypto
 import Foundation
+import Support
 
 /// Everything the emulator knows, behind one lock. Graph routes, control routes and the Swift API all work on
 /// the ``EmulatorStore`` inside ``withStore(_:)``; nothing in there blocks or does I/O (but for the one `write(2)` per
 /// minted secret to the test run's ``SecretLedger``, when `FBS_SECRETS_LEDGER` is set).
 ///
-/// Thread safety: all access goes through `withStore`, which holds an `NSLock` for the duration of the closure.
-final class EmulatorState: @unchecked Sendable {
+/// Thread safety: all access goes through `withStore`, which holds the store's lock for the duration of the
+/// closure.
+final class EmulatorState: Sendable {
     let configuration: Emulator.Configuration
-    private let lock = NSLock()
-    private var store: EmulatorStore
+    private let store: Locked<EmulatorStore>
 
     init(configuration: Emulator.Configuration) {
         self.configuration = configuration
-        self.store = EmulatorStore(configuration: configuration)
+        self.store = Locked(EmulatorStore(configuration: configuration))
     }
 
     /// Runs `body` with exclusive access to the store.
     func withStore<T>(_ body: (inout EmulatorStore) throws -> T) rethrows -> T {
-        try lock.withLock { try body(&store) }
+        try store.withLock(body)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 
 /// One Graph API error as Facebook sends it: the body
 /// `{"error":{"message","type","code","error_subcode","is_transient","fbtrace_id"}}`, its HTTP status, and the
@@ -187,16 +188,16 @@ struct GraphError: Error, Sendable, Equatable {
 
 /// Times in the form Graph's 463 message uses: `Thursday, 06-Oct-22 00:00:00 PDT`, in Pacific time.
 enum PacificTime {
-    private static let formatter: DateFormatter = {
+    /// One formatter, used by one thread at a time.
+    private static let formatter: Locked<DateFormatter> = {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "America/Los_Angeles") ?? TimeZone(secondsFromGMT: -8 * 3600)
         formatter.dateFormat = "EEEE, dd-MMM-yy HH:mm:ss zzz"
-        return formatter
+        return Locked(formatter)
     }()
-    private static let lock = NSLock()
 
     static func format(_ seconds: Int64) -> String {
-        lock.withLock { formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds))) }
+        formatter.withLock { $0.string(from: Date(timeIntervalSince1970: TimeInterval(seconds))) }
     }
 }

@@ -1,5 +1,6 @@
 internal import CCurl
 import Foundation
+import Support
 
 /// One request in flight: its easy handle, its header list, the response being received, and the continuation
 /// of the task awaiting it.
@@ -7,10 +8,12 @@ import Foundation
 /// Ownership: owns one `EasyHandle` and one `HeaderList`. `releaseHandles()` frees them (easy handle first, since
 /// it borrows the list) on the transfer-loop thread once the handle has left the multi handle; `deinit` does the
 /// same for a transfer that never reached the loop.
-/// Thread safety: `lock` guards `continuation`, `pendingResult` and `finished`; `finish` resumes the continuation
-/// exactly once, from whichever thread gets there first (the loop, a cancellation handler, or shutdown). The
-/// response buffers are written only by the thunks and read by `complete(with:)`, all on the transfer-loop thread.
-/// Everything else is set in `init`, before the transfer is shared.
+/// Thread safety: `completion` holds the continuation, the pending result and whether the transfer finished;
+/// `finish` resumes the continuation exactly once, from whichever thread gets there first (the loop, a cancellation
+/// handler, or shutdown). The response buffers are written only by the thunks and read by `complete(with:)`, all on
+/// the transfer-loop thread. Everything else is set in `init`, before the transfer is shared.
+/// Sendable: the response buffers are libcurl's callbacks' (the transfer-loop thread's alone), and the easy handle
+/// and header lists are C pointers used on that thread; the compiler sees neither.
 final class Transfer: @unchecked Sendable {
     let easy: EasyHandle
     private let headerList: HeaderList
@@ -28,10 +31,15 @@ final class Transfer: @unchecked Sendable {
     private var body: [UInt8] = []
     private var abortReason: ClientError.Code?
 
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<ClientResponse, any Error>?
-    private var pendingResult: Result<ClientResponse, ClientError>?
-    private var finished = false
+    /// How the transfer ends, shared by whoever finishes it and the awaiting task.
+    private struct Completion {
+        var continuation: CheckedContinuation<ClientResponse, any Error>?
+        /// The result, when it came before the continuation.
+        var pendingResult: Result<ClientResponse, ClientError>?
+        var finished = false
+    }
+
+    private let completion = Locked(Completion())
 
     /// Validates `request` and prepares its easy handle. Makes no connection.
     /// - Throws: `ClientError.invalidURL`, `.disallowedScheme`, `.invalidRequest`, or `.transport` when libcurl
@@ -111,31 +119,29 @@ final class Transfer: @unchecked Sendable {
     /// Stores the continuation; returns `false` (after resuming it) when the transfer already finished, for example
     /// because the task was cancelled before it got here.
     func install(_ continuation: CheckedContinuation<ClientResponse, any Error>) -> Bool {
-        lock.lock()
-        if let pendingResult {
-            lock.unlock()
-            continuation.resume(with: pendingResult)
-            return false
+        let pending = completion.withLock { completion -> Result<ClientResponse, ClientError>? in
+            if let pendingResult = completion.pendingResult { return pendingResult }
+            completion.continuation = continuation
+            return nil
         }
-        self.continuation = continuation
-        lock.unlock()
-        return true
+        guard let pending else { return true }
+        continuation.resume(with: pending)
+        return false
     }
 
     /// Delivers `result` to the awaiting task; only the first call has an effect.
     func finish(_ result: Result<ClientResponse, ClientError>) {
-        lock.lock()
-        guard !finished else {
-            lock.unlock()
-            return
+        // The continuation to resume, outside the lock; nil when there is none yet or this is not the first call.
+        let continuation = completion.withLock { completion -> CheckedContinuation<ClientResponse, any Error>? in
+            guard !completion.finished else { return nil }
+            completion.finished = true
+            let continuation = completion.continuation
+            completion.continuation = nil
+            if continuation == nil {
+                completion.pendingResult = result
+            }
+            return continuation
         }
-        finished = true
-        let continuation = self.continuation
-        self.continuation = nil
-        if continuation == nil {
-            pendingResult = result
-        }
-        lock.unlock()
         continuation?.resume(with: result)
     }
 
@@ -145,9 +151,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     var isFinished: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return finished
+        completion.withLock { $0.finished }
     }
 
     // MARK: Transfer-loop thread

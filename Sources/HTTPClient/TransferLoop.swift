@@ -13,7 +13,10 @@ import InlineExecutor
 /// transfer still in it. `active` holds each transfer while its easy handle is in the multi handle.
 /// Thread safety: `lock` guards `incoming`, `cancellations` and `state`; `wakeup()` is called only under the lock
 /// while `state == .running`, so never after the multi handle is closed. `active` and the multi handle are touched
-/// only by the loop thread. `@unchecked Sendable` because the compiler cannot see that discipline.
+/// only by the loop thread.
+/// Sendable: `incoming`, `cancellations` and `state` are guarded by `lock` (an `NSCondition`, not a `Locked`:
+/// ``shutdown()`` sleeps on it until the loop has stopped), and the multi handle (a C pointer) and `active` are the
+/// loop thread's; the compiler can see neither.
 final class TransferLoop: @unchecked Sendable {
     private enum State {
         case running, stopping, stopped

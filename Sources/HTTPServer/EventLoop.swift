@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Foundation
+import Support
 import Synchronization
 
 /// Something an event loop watches beside its HTTP sockets, on the loop's own thread: a database connection whose
@@ -29,6 +30,9 @@ public protocol EventLoopCompanion: AnyObject {
 ///
 /// Ownership: the loop owns its `epoll` descriptor (closed when its thread ends) and its `eventfd` (closed in
 /// `deinit`); the daemon is the server's, stopped by it after ``join()``.
+/// Sendable: the libmicrohttpd daemon pointer, `companion` and the counts of requests parked in place are touched
+/// only on the loop's thread (`companion` again in ``join()``, once that thread has ended); what other threads
+/// reach is in `Locked`s and atomics. The compiler sees neither the C pointer's rules nor the thread.
 final class EventLoop: @unchecked Sendable {
     let daemon: OpaquePointer
     /// The loop's number, for its thread's name and for reports.
@@ -44,7 +48,7 @@ final class EventLoop: @unchecked Sendable {
     private let ended = DispatchSemaphore(value: 0)
     /// Whether the daemon still accepts, and the listening socket once it has stopped (``quiesce()``), until the
     /// server takes it to close it.
-    private let listeningState = Mutex<Listening>(.accepting)
+    private let listeningState = Locked<Listening>(.accepting)
     /// What the loop's thread is doing (a ``Phase``), for the report on a loop late to stop accepting.
     private let phase = Atomic<UInt8>(Phase.starting.rawValue)
     /// Set once the companion exists (on the loop's thread), for ``join()``.
@@ -63,7 +67,7 @@ final class EventLoop: @unchecked Sendable {
     /// The requests parked or woken in place, for ``Server/waitingRequests`` (read on any thread).
     let waitingInPlace = Atomic<Int>(0)
     /// Work posted by other threads for the loop's thread (``post(_:)``).
-    private let mailbox = Mutex<[@Sendable () -> Void]>([])
+    private let mailbox = Locked<[@Sendable () -> Void]>([])
 
     /// The longest the loop sleeps while it has requests parked in place and nothing else known to do, in
     /// milliseconds: a parked request's wake comes with a wake-up of the loop, so this only bounds how soon the

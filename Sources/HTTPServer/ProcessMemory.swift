@@ -1,5 +1,6 @@
 internal import CMallocShims
 import Foundation
+import Support
 
 /// glibc's allocator settings for a long-running service, and giving freed memory back (docs/performance.md).
 ///
@@ -22,16 +23,19 @@ public enum ProcessMemory {
     /// (`malloc_trim`). The check is one call of `mallinfo2`; the trim takes each arena's lock briefly, so it
     /// runs only after such a change, not every second while idle.
     public static func startReclaiming(every interval: Double = 1, minimumBytes: Int = 1 << 20) {
-        let last = TrimMark()
+        // The arenas' free bytes after the last trim. Only the timer's serial queue touches it, so the lock is never
+        // contended (two uncontended locks a second).
+        let last = Locked(0)
         let timer = reclaimer.timer
         timer.schedule(
             deadline: .now() + interval, repeating: interval, leeway: .milliseconds(Int(interval * 250)))
         timer.setEventHandler {
             // fordblks: the bytes free inside the arenas, given back or not.
             let free = fbs_malloc_free_bytes()
-            guard abs(free - last.freeBytes) >= minimumBytes else { return }
+            guard abs(free - last.withLock({ $0 })) >= minimumBytes else { return }
             _ = fbs_malloc_trim()
-            last.freeBytes = fbs_malloc_free_bytes()
+            let after = fbs_malloc_free_bytes()
+            last.withLock { $0 = after }
         }
         timer.resume()
     }
@@ -39,12 +43,10 @@ public enum ProcessMemory {
     private static let reclaimer = Reclaimer()
 }
 
-/// The arenas' free bytes after the last trim; only touched on the reclaimer's serial queue.
-private final class TrimMark: @unchecked Sendable {
-    var freeBytes = 0
-}
-
 /// The reclaimer's timer; set up once by ``ProcessMemory/startReclaiming(every:minimumBytes:)``.
+///
+/// Sendable: libdispatch's timers are safe to use from any thread, but its Swift overlay does not mark
+/// `DispatchSourceTimer` `Sendable`.
 private final class Reclaimer: @unchecked Sendable {
     let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "memory-reclaimer"))
 }

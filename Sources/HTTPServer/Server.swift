@@ -1,6 +1,6 @@
 internal import CMicroHTTPD
 import Foundation
-import Synchronization
+import Support
 
 /// An HTTP/1.1 server on libmicrohttpd that answers every request through a ``RequestHandler``.
 ///
@@ -22,19 +22,20 @@ import Synchronization
 /// Ownership: owns the `MHD_Daemon`s (and the loops); ``shutdown(gracePeriod:)`` and `deinit` stop them. The
 /// ``ServerCore`` that libmicrohttpd calls back into is retained here and outlives the daemons.
 /// Thread safety: all methods may be called from any thread.
-public final class Server: @unchecked Sendable {
+public final class Server: Sendable {
     /// The configuration the server started with.
     public let configuration: ServerConfiguration
     /// The port the server listens on (the chosen one when the configuration said 0).
     public let port: Int
 
     private let core: ServerCore
-    private let lock = NSLock()
-    /// The core's timer for the handler timeout; cancelled when the server stops.
-    private var reaper: Reaper?
-    /// The event loops, under a lock of their own: the gauges read them and must not wait for ``lock`` while a
-    /// shutdown holds it.
-    private let loops = Mutex<[EventLoop]>([])
+    /// The core's timer for the handler timeout; cancelled when the server stops. Its lock is held for the whole of
+    /// ``shutdown(gracePeriod:)``, so that shutdowns run one at a time and each returns once the daemons have
+    /// stopped.
+    private let reaper = Locked<Reaper?>(nil)
+    /// The event loops, under a lock of their own: the gauges read them and must not wait for ``reaper``'s lock
+    /// while a shutdown holds it.
+    private let loops = Locked<[EventLoop]>([])
 
     /// Binds the socket and starts serving.
     ///
@@ -71,7 +72,8 @@ public final class Server: @unchecked Sendable {
             MHD_OPTION.END.rawValue,
         ]
         try startLoops(threads, socket: socket, options: options, companion: companion ?? { _ in IdleCompanion() })
-        reaper = core.startReaper()
+        let started = core.startReaper()
+        reaper.withLock { $0 = started }
     }
 
     /// The event loops serving; 0 once stopped.
@@ -88,15 +90,16 @@ public final class Server: @unchecked Sendable {
     /// Stops accepting connections, lets in-flight requests finish for up to `gracePeriod` seconds, answers the
     /// rest with 503, and stops. Idempotent; blocks the calling thread until the daemons have stopped.
     public func shutdown(gracePeriod: Double = 10) {
-        lock.lock()
-        defer {
-            reaper?.stop()
-            reaper = nil
-            lock.unlock()
+        // Held throughout, deliberately (see `reaper`): a second caller waits for the first shutdown to end.
+        reaper.withLock { reaper in
+            defer {
+                reaper?.stop()
+                reaper = nil
+            }
+            let running = loops.withLock { $0 }
+            guard !running.isEmpty else { return }
+            stopLoops(running, gracePeriod: gracePeriod)
         }
-        let running = loops.withLock { $0 }
-        guard !running.isEmpty else { return }
-        stopLoops(running, gracePeriod: gracePeriod)
     }
 
     /// Once no new connection is accepted: lets in-flight requests finish for up to `gracePeriod` seconds, answers
@@ -225,7 +228,7 @@ public final class Server: @unchecked Sendable {
             case .nothing:
                 MHD_stop_daemon(loop.daemon)
             case .notOurs:
-                Self.abandoned.withLock { $0.append(loop.daemon) }
+                Self.abandoned.withLock { $0.append(AbandonedDaemon(daemon: loop.daemon)) }
                 configuration.reportProblem(
                     "the listening socket of event loop \(loop.index) (descriptor \(loop.listening.descriptor)) was "
                         + "closed by something else in this process; its daemon is left unstopped")
@@ -248,7 +251,14 @@ public final class Server: @unchecked Sendable {
 
     /// Daemons never stopped because their listening socket was closed elsewhere (``stopLoops(_:gracePeriod:)``):
     /// kept reachable, as the deliberate leak they are.
-    private static let abandoned = Mutex<[OpaquePointer]>([])
+    private static let abandoned = Locked<[AbandonedDaemon]>([])
+}
+
+/// A daemon left unstopped (``Server``'s `abandoned`).
+///
+/// Sendable: the C pointer is only kept, so that the leak stays reachable; nothing calls through it again.
+private struct AbandonedDaemon: @unchecked Sendable {
+    let daemon: OpaquePointer
 }
 
 /// libmicrohttpd's URI logger: `void *(*)(void *cls, const char *uri, struct MHD_Connection *con)`.

@@ -1,23 +1,27 @@
 internal import CMicroHTTPD
 import Foundation
 import InlineExecutor
+import Support
 import Synchronization
 
 /// The part of the server that libmicrohttpd calls into. Kept apart from ``Server`` so that the daemon, which
 /// holds an unretained pointer to this object, is always stopped before this object can go away.
 ///
 /// Thread safety: the `handle…` methods run on libmicrohttpd threads; `finish` runs on Swift tasks and `wake` on
-/// whatever thread wakes a parked request; shared state
-/// (`waiting`, `stopping`, the state of an exchange that was ever suspended) is guarded by `lock`; the count of
-/// live exchanges and the draining flag are atomics. An exchange answered without suspending is only ever
-/// touched by its connection's thread, so its path takes no lock: the two libmicrohttpd threads took this one
-/// lock four times per request (docs/performance.md, round 3).
+/// whatever thread wakes a parked request; shared state (``Shared``, and the fields of an exchange that was ever
+/// suspended) is guarded by `shared`'s lock, taken once per step; the count of live exchanges and the draining
+/// flag are atomics. An exchange answered without suspending is only ever touched by its connection's thread, so
+/// its path takes no lock: the two libmicrohttpd threads took this one lock four times per request
+/// (docs/performance.md, round 3).
+/// Sendable: libmicrohttpd calls in through an unretained C pointer on its threads; `shared` holds exchanges (not
+/// `Sendable`: their fields are guarded by that same lock, or confined to their connection's thread), and
+/// `resumed` is set once before the first loop starts. The compiler can check none of that.
 final class ServerCore: @unchecked Sendable {
     let configuration: ServerConfiguration
     let handler: any RequestHandler
-    private let lock = NSLock()
-    private var waiting: [ObjectIdentifier: Exchange] = [:]
-    private var stopping = false
+    /// What the threads share, under one lock. Its lock also guards the fields of every exchange that was ever
+    /// suspended (``Exchange/suspended``), which is why a few C calls that resume a connection are made under it.
+    private let shared = Locked(Shared())
     private let draining = Atomic<Bool>(false)
     /// `stopping`, for the requests parked in place, which check it on every turn without the lock.
     private let stoppingNow = Atomic<Bool>(false)
@@ -27,6 +31,14 @@ final class ServerCore: @unchecked Sendable {
     /// with internal polling and `MHD_ALLOW_SUSPEND_RESUME`), so the server's loop for the connection is woken unless
     /// it is the calling thread. Set once, before the first loop starts.
     nonisolated(unsafe) var resumed: (@Sendable (OpaquePointer) -> Void)?
+
+    /// The state ``shared`` guards.
+    private struct Shared {
+        /// The suspended exchanges (waiting for their handler's task, or parked), by identity.
+        var waiting: [ObjectIdentifier: Exchange] = [:]
+        /// Set by ``resumeAllForShutdown()``: no exchange suspends from then on.
+        var stopping = false
+    }
 
     init(configuration: ServerConfiguration, handler: any RequestHandler) {
         self.configuration = configuration
@@ -50,7 +62,7 @@ final class ServerCore: @unchecked Sendable {
 
     func end(_ exchange: Exchange, termination: MHD_RequestTerminationCode) {
         if exchange.suspended {
-            lock.withLock { waiting[ObjectIdentifier(exchange)] = nil }
+            shared.withLock { $0.waiting[ObjectIdentifier(exchange)] = nil }
         }
         leaveInPlace(exchange)
         liveExchanges.wrappingSubtract(1, ordering: .sequentiallyConsistent)
@@ -193,12 +205,12 @@ final class ServerCore: @unchecked Sendable {
 
     /// Suspends the connection while its exchange waits in `state`; false when the server is stopping.
     private func suspend(_ exchange: Exchange, as state: Exchange.State, on connection: OpaquePointer) -> Bool {
-        let accepted: Bool = lock.withLock {
-            guard !stopping else { return false }
+        let accepted: Bool = shared.withLock { shared in
+            guard !shared.stopping else { return false }
             exchange.state = state
             exchange.suspended = true
             exchange.connection = connection
-            waiting[ObjectIdentifier(exchange)] = exchange
+            shared.waiting[ObjectIdentifier(exchange)] = exchange
             return true
         }
         if accepted { MHD_suspend_connection(connection) }
@@ -271,9 +283,9 @@ final class ServerCore: @unchecked Sendable {
     /// Resumes a parked exchange to run `next` on its connection's thread, unless it was answered meanwhile (timed
     /// out, or the server is stopping).
     func wake(_ exchange: Exchange, with next: @escaping @Sendable () -> Reply) {
-        lock.withLock {
+        shared.withLock { shared in
             guard case .parked = exchange.state, let connection = exchange.connection,
-                waiting.removeValue(forKey: ObjectIdentifier(exchange)) != nil
+                shared.waiting.removeValue(forKey: ObjectIdentifier(exchange)) != nil
             else { return }
             exchange.state = .woken(next)
             exchange.connection = nil
@@ -295,7 +307,7 @@ final class ServerCore: @unchecked Sendable {
                 self.finish(box.exchange, with: response)
             }
         }
-        lock.withLock {
+        shared.withLock { _ in
             if case .waiting = exchange.state { exchange.task = task }
         }
     }
@@ -304,12 +316,12 @@ final class ServerCore: @unchecked Sendable {
     func reapExpired() {
         let now = DispatchTime.now().uptimeNanoseconds
         let limit = UInt64(configuration.handlerTimeout * 1e9)
-        let expired: [Exchange] = lock.withLock {
+        let expired: [Exchange] = shared.withLock { shared in
             // `started` may be later than `now` (an exchange begun since `now` was read): compare by addition.
-            waiting.values.filter { $0.started + limit < now }
+            shared.waiting.values.filter { $0.started + limit < now }
         }
         for exchange in expired {
-            let task = lock.withLock { exchange.task }
+            let task = shared.withLock { _ in exchange.task }
             finish(exchange, with: .handlerTimedOut(requestID: exchange.head?.requestID))
             task?.cancel()
         }
@@ -317,12 +329,13 @@ final class ServerCore: @unchecked Sendable {
 
     /// Hands a finished response back to the suspended connection and resumes it.
     func finish(_ exchange: Exchange, with response: Response) {
-        lock.withLock {
+        shared.withLock { shared in
             switch exchange.state {
             case .waiting, .parked: break
             default: return
             }
-            guard let connection = exchange.connection, waiting.removeValue(forKey: ObjectIdentifier(exchange)) != nil
+            guard let connection = exchange.connection,
+                shared.waiting.removeValue(forKey: ObjectIdentifier(exchange)) != nil
             else { return }
             exchange.state = .ready(response)
             exchange.connection = nil
@@ -334,10 +347,10 @@ final class ServerCore: @unchecked Sendable {
 
     /// Answers every suspended request with 503 and refuses new waiting work. Called before the daemon stops.
     func resumeAllForShutdown() {
-        let pending: [Exchange] = lock.withLock {
-            stopping = true
+        let pending: [Exchange] = shared.withLock { shared in
+            shared.stopping = true
             stoppingNow.store(true, ordering: .relaxed)
-            return Array(waiting.values)
+            return Array(shared.waiting.values)
         }
         for exchange in pending {
             finish(exchange, with: Self.shuttingDown(exchange.head?.requestID))
@@ -350,7 +363,7 @@ final class ServerCore: @unchecked Sendable {
     }
 
     /// Number of requests suspended while a handler works.
-    var waitingCount: Int { lock.withLock { waiting.count } }
+    var waitingCount: Int { shared.withLock { $0.waiting.count } }
 
     private func queue(_ response: Response, for exchange: Exchange, on connection: OpaquePointer) -> Bool {
         EventLoop.onThisThread?.queuedThisTurn = true
@@ -359,7 +372,7 @@ final class ServerCore: @unchecked Sendable {
         // `Response`, so an unlocked write is a data race (ThreadSanitizer reported it here). An exchange never
         // suspended is known to no other thread.
         if exchange.suspended {
-            lock.withLock { exchange.state = .responded }
+            shared.withLock { _ in exchange.state = .responded }
         } else {
             exchange.state = .responded
         }
@@ -432,11 +445,14 @@ final class ServerCore: @unchecked Sendable {
 /// every call (3% of a status request in `perf`); and libdispatch lets go of a cancelled timer's handler only later,
 /// on its own queue, so a handler that held the core itself would keep the whole service alive past the server's
 /// end (LeakSanitizer reported it at exit).
+///
+/// Sendable: libdispatch's timers are safe to use from any thread, but its Swift overlay does not mark
+/// `DispatchSourceTimer` `Sendable`.
 final class Reaper: @unchecked Sendable {
     /// What the handler holds: the core, until ``stop()``.
     private final class Target: Sendable {
-        let core: Mutex<ServerCore?>
-        init(_ core: ServerCore) { self.core = Mutex(core) }
+        let core: Locked<ServerCore?>
+        init(_ core: ServerCore) { self.core = Locked(core) }
     }
 
     private let timer: any DispatchSourceTimer
@@ -458,7 +474,11 @@ final class Reaper: @unchecked Sendable {
     }
 }
 
-/// Carries an exchange into a task. The exchange is only touched there through `ServerCore.finish`, under the lock.
+/// Carries an exchange into a task or a wake. The exchange is only touched there through `ServerCore.finish` and
+/// `wake`, under the core's lock, or on its own loop's thread (`wakeInPlace`, posted to that loop).
+///
+/// Sendable: `Exchange` is not (its fields are guarded by the core's lock once suspended, or confined to one thread),
+/// and this box is how it crosses to the task; the compiler cannot see that discipline.
 private struct ExchangeBox: @unchecked Sendable {
     let exchange: Exchange
     init(_ exchange: Exchange) { self.exchange = exchange }
@@ -469,6 +489,7 @@ private struct ExchangeBox: @unchecked Sendable {
 /// Ownership: retained once for libmicrohttpd when its response is made, released by ``releaseBodyThunk`` when the
 /// response is destroyed. The buffer is its own copy of the array's storage (an array's elements may move only
 /// when it is mutated, and `body` is a `let` no one else can mutate, so no bytes are copied).
+/// Sendable: immutable; only `start`, the C pointer into its own `body` that libmicrohttpd reads, is not `Sendable`.
 final class BodyOwner: @unchecked Sendable {
     let body: [UInt8]
     let start: UnsafeRawPointer?

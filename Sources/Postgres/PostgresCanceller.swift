@@ -15,8 +15,12 @@ import Foundation
 /// sent or dropped. The threads start on first use and live as long as the process.
 /// Thread safety: ``submit(_:)`` and ``statistics`` may be called from any thread; the queue is guarded by a
 /// condition lock.
+/// Sendable: the queue and counts are guarded by `condition` (an `NSCondition`, not a `Locked`: the threads sleep
+/// on it until a request comes), which the compiler cannot see.
 final class PostgresCanceller: @unchecked Sendable {
     /// One pending cancel request: a `PGcancel*` from `PQgetCancel`, independent of its connection.
+    ///
+    /// Sendable: the C pointer is handed over whole to the canceller, which alone uses and frees it.
     struct Request: @unchecked Sendable {
         /// The `PGcancel*`.
         let handle: OpaquePointer

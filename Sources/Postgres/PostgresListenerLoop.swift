@@ -1,13 +1,15 @@
 internal import CLibPQ
 import Foundation
+import Support
 
 /// The thread behind a ``PostgresListener``: connect, `LISTEN`, wait in `poll()`, hand out notifications,
 /// reconnect with backoff.
 ///
 /// Ownership: owns the wake pipe (both ends closed in `deinit`) and, on its thread only, the connection. The
 ///   thread's closure retains the loop until the thread ends.
-/// Thread safety: `start()`, `stop()` and `isListening` go through `state`; everything else runs on the thread,
-///   which is why the class is `@unchecked Sendable`.
+/// Thread safety: `start()`, `stop()` and `isListening` go through `state`; everything else runs on the thread.
+/// Sendable: `state` is under its lock but holds the `Thread` (not `Sendable`), and `fenceMethod` and the libpq
+///   connection are touched only on the loop's own thread, which the compiler cannot see.
 final class PostgresListenerLoop: @unchecked Sendable {
     private struct State {
         var started = false
@@ -22,7 +24,7 @@ final class PostgresListenerLoop: @unchecked Sendable {
 
     private let configuration: PostgresListener.Configuration
     private let onSignal: @Sendable (PostgresListener.Signal) -> Void
-    private let state = LockedValue(State())
+    private let state = Locked(State())
     private let ended = DispatchSemaphore(value: 0)
     /// Read and write ends of a non-blocking pipe; `stop()` writes a byte so `poll()` returns at once. When
     /// `pipe` fails (no descriptors left), both are -1 and the thread wakes every 100 ms to check instead.

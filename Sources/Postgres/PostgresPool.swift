@@ -1,5 +1,6 @@
 import Glibc
 import InlineExecutor
+import Support
 
 /// A fixed-size pool of PostgreSQL connections, each with its own worker thread.
 ///
@@ -46,7 +47,7 @@ import InlineExecutor
 public final class PostgresPool: Sendable {
     /// The pool's settings.
     public let configuration: Configuration
-    private let state: LockedValue<State>
+    private let state: Locked<State>
     private let workers: [PostgresPoolWorker]
     /// The prepared-statement choice of every connection, and what they found out.
     private let policy: PostgresStatementPolicy
@@ -75,7 +76,7 @@ public final class PostgresPool: Sendable {
             PostgresPoolWorker(configuration: configuration, policy: policy)
         }
         self.workers = workers
-        self.state = LockedValue(
+        self.state = Locked(
             State(idle: workers.reversed(), waiters: WaiterQueue(limit: configuration.maxWaiters)))
         for (index, worker) in workers.enumerated() {
             worker.pool = self

@@ -27,7 +27,10 @@ enum PostgresPoolRetry: Sendable {
 /// Ownership: owns its `PostgresConnection` (opened lazily, replaced after failures, closed when the worker
 ///   stops) and its `Thread`, which ends after `stop()`.
 /// Thread safety: `submit(_:)` and `stop()` may be called from any thread (guarded by `condition`); the
-///   connection is used only on the worker's own thread, which is why the class is `@unchecked Sendable`.
+///   connection is used only on the worker's own thread.
+/// Sendable: `mailbox` and `isStopping` are guarded by `condition` (an `NSCondition`: the thread sleeps on it until
+///   a job comes), the libpq connection is the worker thread's alone, and `pool` is set once before the thread
+///   starts; the compiler can see none of that.
 final class PostgresPoolWorker: @unchecked Sendable {
     /// The pool, to hand back the worker after each job. Set once before the thread starts.
     weak var pool: PostgresPool?

@@ -1,3 +1,5 @@
+import Support
+
 /// The prepared-statement choice shared by the connections of one pool, and what they found out about the server
 /// side: whether a pooler in transaction mode shares server sessions between clients.
 ///
@@ -14,7 +16,7 @@
 final class PostgresStatementPolicy: Sendable {
     /// The configured choice.
     let mode: PostgresPreparedStatements
-    private let detected = LockedValue(false)
+    private let detected = Locked(false)
     private let onDetected: (@Sendable (String) -> Void)?
 
     /// Creates a policy.

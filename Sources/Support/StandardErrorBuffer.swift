@@ -61,6 +61,8 @@ final class StandardErrorBuffer: @unchecked Sendable {
 
     /// Writes everything buffered so far, and returns once it is written.
     func flush() {
+        // `condition` is taken inside `writing`'s lock, and never the other way round (`append` lets go of it
+        // before it flushes), so the two cannot deadlock.
         writing.withLock { spare in
             condition.lock()
             swap(&pending, &spare)

@@ -73,6 +73,8 @@ public struct ScriptedPeerError: Error, CustomStringConvertible {
 /// under a thread still using them). Call `stop()` when done: the threads keep the peer alive until then.
 /// Thread safety: `state` guards the counters, the open-socket set and `stopped`; the script may be called on
 /// many connection threads at once, so it must be `@Sendable`.
+/// Sendable: the counters, the open-socket set and `stopped` are guarded by `state` (an `NSCondition`, not a
+/// `Locked`: a delayed response sleeps on it until the peer stops), which the compiler cannot see.
 public final class ScriptedPeer: @unchecked Sendable {
     /// The port it listens on.
     public let port: Int

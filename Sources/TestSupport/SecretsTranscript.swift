@@ -194,10 +194,11 @@ struct TranscriptLogHandler: LogHandler {
 }
 
 /// One append-only file of the transcript, `<name>-<pid>.<ext>`, opened on first use.
-final class TranscriptFile: @unchecked Sendable {
+final class TranscriptFile: Sendable {
     private let name: String
-    private let lock = NSLock()
-    private var descriptor: Int32 = -2
+    /// The file's descriptor: -2 until the first append opens it, -1 when there is no transcript or it did not
+    /// open. Its lock is held for the whole of each append, so that lines never interleave.
+    private let descriptor = Locked<Int32>(-2)
 
     init(name: String) {
         self.name = name
@@ -205,7 +206,7 @@ final class TranscriptFile: @unchecked Sendable {
 
     /// Appends `bytes` with one `write(2)` (continued if partial).
     func append(_ bytes: [UInt8]) {
-        lock.withLock {
+        descriptor.withLock { descriptor in
             if descriptor == -2 {
                 guard let directory = SecretsTranscript.directory else {
                     descriptor = -1

@@ -1,6 +1,7 @@
 import FBSessionsStorage
 import Foundation
 import Postgres
+import Support
 
 /// Fresh databases for integration tests, each a copy of one migrated template.
 ///
@@ -30,8 +31,8 @@ public enum TestDatabase {
     /// A new, empty-but-migrated database; returns its URL. Dropped by ``drop(_:)``.
     public static func create() throws -> String {
         let server = try requireServerURL()
-        return try lock.withLock {
-            let template = try migratedTemplate(server: server)
+        return try templateName.withLock { templateName in
+            let template = try migratedTemplate(server: server, made: &templateName)
             let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
             let admin = try PostgresConnection(connectionString: server)
             defer { admin.close() }
@@ -68,12 +69,15 @@ public enum TestDatabase {
         return try Migration.load(from: directory)
     }
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var templateName: String?
+    /// The template database's name once made. Its lock is held while a database is made from it, so that the
+    /// template is made once and each copy sees it whole.
+    private static let templateName = Locked<String?>(nil)
 
     /// Makes (once per process and per migration set) a template database with every migration applied.
-    private static func migratedTemplate(server: String) throws -> String {
-        if let templateName { return templateName }
+    ///
+    /// - Parameter made: The template's name when it was made already; set to it here otherwise.
+    private static func migratedTemplate(server: String, made: inout String?) throws -> String {
+        if let made { return made }
         let migrations = try migrations()
         let digest = migrations.map(\.checksum).joined().utf8.reduce(UInt64(14_695_981_039_346_656_037)) {
             ($0 ^ UInt64($1)) &* 1_099_511_628_211
@@ -91,7 +95,7 @@ public enum TestDatabase {
             connection.close()
             _ = try admin.simpleQuery(unsafeSQL: "ALTER DATABASE \(building) RENAME TO \(name)")
         }
-        templateName = name
+        made = name
         return name
     }
 

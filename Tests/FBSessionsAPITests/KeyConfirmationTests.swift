@@ -8,17 +8,20 @@ import TestSupport
 
 /// A key store whose every lookup comes "from the cache" (unconfirmed), and which counts the confirmations the
 /// router asks for (`isLive`).
-private final class CountingKeyStore: KeyStore, @unchecked Sendable {
+private final class CountingKeyStore: KeyStore, Sendable {
     let base = InMemoryKeyStore()
-    private let lock = NSLock()
-    private var asked = 0
-    private var live = true
-    private var failing = false
+    private struct State {
+        var asked = 0
+        var live = true
+        var failing = false
+    }
 
-    var confirmations: Int { lock.withLock { asked } }
+    private let state = Locked(State())
+
+    var confirmations: Int { state.withLock { $0.asked } }
 
     func revokeAll() {
-        lock.withLock { live = false }
+        state.withLock { $0.live = false }
     }
 
     func addKey(appID: String, scopes: [Scope]) async throws -> (key: APIKey, text: String) {
@@ -42,24 +45,23 @@ private final class CountingKeyStore: KeyStore, @unchecked Sendable {
     }
 
     func isLive(keyID: String) async throws -> Bool {
-        try lock.withLock {
-            asked += 1
-            if failing { throw ServiceError.databaseUnavailable }
-            return live
+        try state.withLock { state in
+            state.asked += 1
+            if state.failing { throw ServiceError.databaseUnavailable }
+            return state.live
         }
     }
 
     func failConfirmations() {
-        lock.withLock { failing = true }
+        state.withLock { $0.failing = true }
     }
 }
 
 /// A route that counts its runs.
-private final class Runs: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    var value: Int { lock.withLock { count } }
-    func add() { lock.withLock { count += 1 } }
+private final class Runs: Sendable {
+    private let count = Locked(0)
+    var value: Int { count.withLock { $0 } }
+    func add() { count.withLock { $0 += 1 } }
 }
 
 private func makeRouter(keys: CountingKeyStore, runs: Runs) -> Router {

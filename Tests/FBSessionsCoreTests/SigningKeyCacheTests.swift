@@ -1,29 +1,40 @@
 import Crypto
 import FBSessionsCore
 import Foundation
+import Support
 import Testing
+import TestSupport
 
 /// A key set source the test scripts: the answers it gives, how long each takes, and how often it was asked.
-final class ScriptedKeySource: LimitedLoginAPI, @unchecked Sendable {
-    private let lock = NSLock()
-    private var answers: [Result<SigningKeyFetch, any Error>] = []
-    private var fallback: Result<SigningKeyFetch, any Error>
-    private(set) var calls = 0
-    var delay: UInt64 = 0
+final class ScriptedKeySource: LimitedLoginAPI, Sendable {
+    private struct State {
+        var answers: [Result<SigningKeyFetch, any Error>] = []
+        var fallback: Result<SigningKeyFetch, any Error>
+        var calls = 0
+        var delay: UInt64 = 0
+    }
+
+    private let state: Locked<State>
+
+    /// How long each answer takes, in nanoseconds.
+    var delay: UInt64 {
+        get { state.withLock { $0.delay } }
+        set { state.withLock { $0.delay = newValue } }
+    }
 
     init(_ fallback: Result<SigningKeyFetch, any Error>) {
-        self.fallback = fallback
+        state = Locked(State(fallback: fallback))
     }
 
     /// Answers with `result` from now on.
     func answer(_ result: Result<SigningKeyFetch, any Error>) {
-        lock.withLock { fallback = result }
+        state.withLock { $0.fallback = result }
     }
 
     func signingKeys() async throws -> SigningKeyFetch {
-        let (result, delay): (Result<SigningKeyFetch, any Error>, UInt64) = lock.withLock {
-            calls += 1
-            return (answers.isEmpty ? fallback : answers.removeFirst(), self.delay)
+        let (result, delay): (Result<SigningKeyFetch, any Error>, UInt64) = state.withLock { state in
+            state.calls += 1
+            return (state.answers.isEmpty ? state.fallback : state.answers.removeFirst(), state.delay)
         }
         if delay > 0 { try? await Task.sleep(nanoseconds: delay) }
         return try result.get()
@@ -31,7 +42,7 @@ final class ScriptedKeySource: LimitedLoginAPI, @unchecked Sendable {
 
     func uninstall(authenticationToken: String, facebookAppID: String) async throws {}
 
-    var callCount: Int { lock.withLock { calls } }
+    var callCount: Int { state.withLock { $0.calls } }
 }
 
 struct KeySetDown: Error {}

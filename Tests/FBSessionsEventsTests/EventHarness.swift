@@ -104,18 +104,26 @@ final class EventHarness: Sendable {
     }
 }
 
-/// A decoded `GET /v1/events` answer. Immutable JSON values, so safe to pass between tasks.
-struct FeedPage: @unchecked Sendable {
-    let events: [[String: Any]]
+/// A `GET /v1/events` answer: kept as its body (bytes, so the page passes between tasks as a plain value) and
+/// decoded again on each read of ``events``.
+struct FeedPage: Sendable {
+    private let body: [UInt8]
     let nextCursor: String
 
     init?(_ response: Response) {
-        guard response.status == 200,
-            let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+        guard response.status == 200, let (_, cursor) = Self.decode(response.body) else { return nil }
+        self.body = response.body
+        self.nextCursor = cursor
+    }
+
+    /// The page's events, as JSON objects.
+    var events: [[String: Any]] { Self.decode(body)?.events ?? [] }
+
+    private static func decode(_ body: [UInt8]) -> (events: [[String: Any]], cursor: String)? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
             let events = object["events"] as? [[String: Any]], let cursor = object["next_cursor"] as? String
         else { return nil }
-        self.events = events
-        self.nextCursor = cursor
+        return (events, cursor)
     }
 
     var ids: [String] { events.compactMap { $0["id"] as? String } }
@@ -130,6 +138,9 @@ func errorOf(_ response: Response) -> (code: String?, field: String?) {
 }
 
 /// A connection handed between test threads one step at a time (never used by two at once).
+///
+/// Sendable: `PostgresConnection` (a libpq connection) is not; the test hands it on whole, and the compiler cannot
+/// see that.
 final class HeldConnection: @unchecked Sendable {
     let connection: PostgresConnection
 

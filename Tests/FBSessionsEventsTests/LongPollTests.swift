@@ -2,6 +2,7 @@ import FBSessionsCore
 import Foundation
 import HTTPServer
 import Postgres
+import Support
 import TestSupport
 import Testing
 
@@ -162,20 +163,15 @@ extension DatabaseTests {
 }
 
 /// The signals a listener sent, in order.
-final class SignalLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var signals: [PostgresListener.Signal] = []
+final class SignalLog: Sendable {
+    private let signals = Locked<[PostgresListener.Signal]>([])
 
     func append(_ signal: PostgresListener.Signal) {
-        lock.lock()
-        defer { lock.unlock() }
-        signals.append(signal)
+        signals.withLock { $0.append(signal) }
     }
 
     var all: [PostgresListener.Signal] {
-        lock.lock()
-        defer { lock.unlock() }
-        return signals
+        signals.withLock { $0 }
     }
 
     func contains(_ signal: PostgresListener.Signal) -> Bool { all.contains(signal) }

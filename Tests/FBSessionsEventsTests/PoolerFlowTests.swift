@@ -1,22 +1,22 @@
 import FBSessionsStorage
 import Foundation
 import LocalCluster
+import Support
 import TestSupport
 import Testing
 
 @testable import fbsessiond
 
 /// Requests a webhook peer received, with when each arrived.
-final class WebhookInbox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var received: [(at: ContinuousClock.Instant, eventID: String)] = []
+final class WebhookInbox: Sendable {
+    private let received = Locked<[(at: ContinuousClock.Instant, eventID: String)]>([])
 
     func take(_ request: PeerRequest) -> PeerAction {
-        lock.withLock { received.append((ContinuousClock.now, request.header("X-FBS-Event-Id") ?? "")) }
+        received.withLock { $0.append((ContinuousClock.now, request.header("X-FBS-Event-Id") ?? "")) }
         return .text("ok")
     }
 
-    var deliveries: [(at: ContinuousClock.Instant, eventID: String)] { lock.withLock { received } }
+    var deliveries: [(at: ContinuousClock.Instant, eventID: String)] { received.withLock { $0 } }
 }
 
 /// The whole service behind Debian's PgBouncer 1.18 in transaction mode, the event listener on
@@ -25,11 +25,10 @@ final class WebhookInbox: @unchecked Sendable {
 @Suite("The service behind PgBouncer in transaction mode", .serialized, .enabled(if: TestPooler.isEnabled))
 struct PoolerFlowTests {
     /// Every status the flow saw, with what it was.
-    final class Statuses: @unchecked Sendable {
-        private let lock = NSLock()
-        private var seen: [(String, Int)] = []
-        func record(_ what: String, _ reply: ServiceStack.Reply) { lock.withLock { seen.append((what, reply.status)) } }
-        var all: [(String, Int)] { lock.withLock { seen } }
+    final class Statuses: Sendable {
+        private let seen = Locked<[(String, Int)]>([])
+        func record(_ what: String, _ reply: ServiceStack.Reply) { seen.withLock { $0.append((what, reply.status)) } }
+        var all: [(String, Int)] { seen.withLock { $0 } }
     }
 
     /// One owner's whole life: two accounts in two slots, status every way, list, switch, log out one, then all.

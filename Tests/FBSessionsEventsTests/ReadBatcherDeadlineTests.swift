@@ -11,6 +11,9 @@ import Testing
 @Suite("Batched reads and their deadlines", .serialized, .enabled(if: TestDatabase.isEnabled))
 struct ReadBatcherDeadlineTests {
     /// Holds the first batch until released.
+    ///
+    /// Sendable: `open` is guarded by `condition` (an `NSCondition`, not a `Locked`: the batch sleeps on it until
+    /// released), which the compiler cannot see.
     final class Gate: @unchecked Sendable {
         private let condition = NSCondition()
         private var open = false

@@ -1,6 +1,7 @@
 import FBSessionsCore
 import FBSessionsStorage
 import Foundation
+import Support
 import TestSupport
 import Testing
 
@@ -9,19 +10,16 @@ import Testing
 extension DatabaseTests {
     /// `fbsessiond webhook add|list|remove`, called as functions against a real database.
     @Suite struct WebhookCommandTests {
-        final class Lines: @unchecked Sendable {
-            private let lock = NSLock()
-            private var lines: [String] = []
+        final class Lines: Sendable {
+            private let lines = Locked<[String]>([])
             func append(_ line: String) {
-                lock.lock()
-                defer { lock.unlock() }
-                lines.append(line)
+                lines.withLock { $0.append(line) }
             }
             func take() -> [String] {
-                lock.lock()
-                defer { lock.unlock() }
-                defer { lines = [] }
-                return lines
+                lines.withLock { lines in
+                    defer { lines = [] }
+                    return lines
+                }
             }
         }
 

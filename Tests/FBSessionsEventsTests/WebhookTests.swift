@@ -14,28 +14,29 @@ extension DatabaseTests {
     /// Webhook deliveries to an in-process peer: signature, retry with backoff, at least once, several senders.
     @Suite struct WebhookTests {
         /// Requests a peer received, and what it answers next.
-        final class Inbox: @unchecked Sendable {
-            private let lock = NSLock()
-            private var received: [PeerRequest] = []
-            private var statuses: [Int]
+        final class Inbox: Sendable {
+            private struct State {
+                var received: [PeerRequest] = []
+                var statuses: [Int]
+            }
+
+            private let state: Locked<State>
 
             /// - Parameter statuses: The statuses of the first answers, in order; 200 after them.
             init(statuses: [Int] = []) {
-                self.statuses = statuses
+                state = Locked(State(statuses: statuses))
             }
 
             func take(_ request: PeerRequest) -> PeerAction {
-                lock.lock()
-                defer { lock.unlock() }
-                received.append(request)
-                let status = statuses.isEmpty ? 200 : statuses.removeFirst()
+                let status = state.withLock { state in
+                    state.received.append(request)
+                    return state.statuses.isEmpty ? 200 : state.statuses.removeFirst()
+                }
                 return .text(status == 200 ? "ok" : "nope", status: status)
             }
 
             var requests: [PeerRequest] {
-                lock.lock()
-                defer { lock.unlock() }
-                return received
+                state.withLock { $0.received }
             }
         }
 

@@ -1,29 +1,26 @@
 @testable import FBSessionsFastPath
 @testable import FBSessionsCore
 import Foundation
+import Support
 import Testing
 
 /// ``RenderedBodies``: a kept body is reused only for an equal value, and the memo stays within its limit.
 @Suite struct RenderedBodiesTests {
-    private final class Renders: @unchecked Sendable {
-        var count = 0
-    }
-
     @Test func aBodyIsReusedOnlyForAnEqualValue() {
         let bodies = RenderedBodies<String, String>(limit: 8)
-        let renders = Renders()
+        let renderCount = Locked(0)
         let render = { (value: String) -> [UInt8] in
-            renders.count += 1
+            renderCount.withLock { $0 += 1 }
             return Array(value.utf8)
         }
         #expect(bodies.body("a", for: "open", render: render) == Array("open".utf8))
         #expect(bodies.body("a", for: "open", render: render) == Array("open".utf8))
-        #expect(renders.count == 1, "the second call reused the body")
+        #expect(renderCount.withLock { $0 } == 1, "the second call reused the body")
         #expect(bodies.body("a", for: "closed", render: render) == Array("closed".utf8), "a changed value is rendered")
         #expect(bodies.body("b", for: "open", render: render) == Array("open".utf8))
-        #expect(renders.count == 3, "another key is rendered on its own")
+        #expect(renderCount.withLock { $0 } == 3, "another key is rendered on its own")
         #expect(bodies.body("a", for: "open", render: render) == Array("open".utf8), "never the body of another value")
-        #expect(renders.count == 4)
+        #expect(renderCount.withLock { $0 } == 4)
     }
 
     @Test func itKeepsAtMostItsLimit() {
@@ -71,12 +68,12 @@ extension RenderedBodiesTests {
     /// An equal value in other storage replaces the kept one, so that the next comparison is by identity: after
     /// the cache's entry is filled again with equal contents, lists compare in constant time again.
     @Test func anEqualValueReplacesTheKeptOne() {
-        final class Box: Equatable, @unchecked Sendable {
+        final class Box: Equatable, Sendable {
             let text: String
             init(_ text: String) { self.text = text }
             static func == (lhs: Box, rhs: Box) -> Bool { lhs.text == rhs.text }
         }
-        struct Held: Equatable, @unchecked Sendable { let box: Box }
+        struct Held: Equatable, Sendable { let box: Box }
         let bodies = RenderedBodies<String, Held>(limit: 8)
         let first = Held(box: Box("list"))
         let refilled = Held(box: Box("list"))

@@ -58,10 +58,9 @@ func json(_ status: Int, _ body: String, headers: [(String, String)] = []) -> Pe
 }
 
 /// Plays `actions` in order, one per request, then repeats the last one; remembers every request.
-final class PeerScript: @unchecked Sendable {
-    private let lock = NSLock()
+final class PeerScript: Sendable {
     private let actions: [PeerAction]
-    private var seen: [PeerRequest] = []
+    private let seen = Locked<[PeerRequest]>([])
 
     init(_ actions: [PeerAction]) {
         precondition(!actions.isEmpty, "a script needs at least one action")
@@ -70,14 +69,14 @@ final class PeerScript: @unchecked Sendable {
 
     /// The action for the next request.
     func next(_ request: PeerRequest) -> PeerAction {
-        lock.withLock {
+        seen.withLock { seen in
             seen.append(request)
             return actions[min(seen.count - 1, actions.count - 1)]
         }
     }
 
     /// Every request so far.
-    var requests: [PeerRequest] { lock.withLock { seen } }
+    var requests: [PeerRequest] { seen.withLock { $0 } }
 }
 
 extension PeerRequest {

@@ -1,6 +1,7 @@
 import FBSessionsCore
 import FBSessionsGraph
 import Foundation
+import Support
 import TestSupport
 import Testing
 
@@ -224,13 +225,13 @@ struct GraphRequestTests {
 
     @Test("Every answer's facebook-api-version reaches the observer with the app and the version asked for")
     func servedVersionsAreObserved() async throws {
-        let seen = LockedBox<[[String]]>([])
+        let seen = Locked<[[String]]>([])
         let script = PeerScript([
             json(200, GraphBodies.profile, headers: [("facebook-api-version", "v22.0")]),
             json(200, GraphBodies.profile, headers: [("facebook-api-version", "v22.0; drop table")]),
             json(200, GraphBodies.profile),
         ])
-        try await withGraphPeer(servedVersions: { app, requested, served in seen.update { $0.append([app, requested, served]) } }) {
+        try await withGraphPeer(servedVersions: { app, requested, served in seen.withLock { $0.append([app, requested, served]) } }) {
             script.next($0)
         } _: { _, client in
             for _ in 0..<3 {
@@ -238,6 +239,6 @@ struct GraphRequestTests {
                     fields: GraphProfile.defaultFields, accessToken: Fixture.userToken, credentials: Fixture.credentials)
             }
         }
-        #expect(seen.value == [[Fixture.appID, "v21.0", "v22.0"]], "a malformed or missing header is not reported")
+        #expect(seen.withLock { $0 } == [[Fixture.appID, "v21.0", "v22.0"]], "a malformed or missing header is not reported")
     }
 }

@@ -2,6 +2,7 @@ import Crypto
 import FBSessionsCore
 import Foundation
 import GraphEmulator
+import Support
 import TestSupport
 import Testing
 
@@ -117,9 +118,8 @@ import Testing
 }
 
 /// Requests a scripted peer saw.
-final class Recorded: @unchecked Sendable {
-    private let lock = NSLock()
-    private var seen: [PeerRequest] = []
-    var requests: [PeerRequest] { lock.withLock { seen } }
-    func add(_ request: PeerRequest) { lock.withLock { seen.append(request) } }
+final class Recorded: Sendable {
+    private let seen = Locked<[PeerRequest]>([])
+    var requests: [PeerRequest] { seen.withLock { $0 } }
+    func add(_ request: PeerRequest) { seen.withLock { $0.append(request) } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 
 #if canImport(Glibc)
     import Glibc
@@ -8,14 +9,16 @@ import Foundation
 /// finishes (the body is announced longer than it will ever be). For the client's timeout tests only.
 ///
 /// Ownership: owns the listening socket and each accepted socket; `stop()` shuts them down and waits for the accept
-/// thread. Thread safety: `lock` guards `stopped` and the socket set.
-final class TricklePeer: @unchecked Sendable {
+/// thread. Thread safety: `state` holds `stopped` and the socket set under its lock.
+final class TricklePeer: Sendable {
     let port: Int
     private let listener: Int32
     private let interval: Double
-    private let lock = NSLock()
-    private var stopped = false
-    private var sockets: Set<Int32> = []
+    private struct State {
+        var stopped = false
+        var sockets: Set<Int32> = []
+    }
+    private let state = Locked(State())
     private let acceptDone = DispatchSemaphore(value: 0)
 
     init(interval: Double = 0.05) throws {
@@ -49,11 +52,11 @@ final class TricklePeer: @unchecked Sendable {
 
     /// Stops accepting and shuts every connection down. Idempotent.
     func stop() {
-        let first: Bool = lock.withLock {
-            defer { stopped = true }
-            guard !stopped else { return false }
+        let first: Bool = state.withLock { state in
+            defer { state.stopped = true }
+            guard !state.stopped else { return false }
             _ = shutdown(listener, Int32(SHUT_RDWR))
-            for socket in sockets {
+            for socket in state.sockets {
                 _ = shutdown(socket, Int32(SHUT_RDWR))
             }
             return true
@@ -64,7 +67,7 @@ final class TricklePeer: @unchecked Sendable {
         }
     }
 
-    private var isStopped: Bool { lock.withLock { stopped } }
+    private var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func acceptLoop() {
         defer { acceptDone.signal() }
@@ -74,9 +77,9 @@ final class TricklePeer: @unchecked Sendable {
                 if isStopped { return }
                 continue
             }
-            let accepted: Bool = lock.withLock {
-                guard !stopped else { return false }
-                sockets.insert(connection)
+            let accepted: Bool = state.withLock { state in
+                guard !state.stopped else { return false }
+                state.sockets.insert(connection)
                 return true
             }
             guard accepted else {
@@ -91,7 +94,7 @@ final class TricklePeer: @unchecked Sendable {
 
     private func trickle(_ connection: Int32) {
         defer {
-            lock.withLock { _ = sockets.remove(connection) }
+            state.withLock { _ = $0.sockets.remove(connection) }
             close(connection)
         }
         var buffer = [UInt8](repeating: 0, count: 4096)

@@ -2,20 +2,24 @@ import FBSessionsCore
 import FBSessionsStorage
 import Foundation
 import Postgres
+import Support
 import Testing
 import TestSupport
 
 /// Keeps killing the listening connections (`pg_terminate_backend` on every `fbsessiond-listener` and every event
 /// loop's `fbsessiond-fence` of the test database) at random short intervals until stopped, as a failing network or
 /// an operator would.
-private final class ListenerKiller: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stopped = false
-    private var killed = 0
-    private var task: Task<Void, Never>?
+private final class ListenerKiller: Sendable {
+    private struct State {
+        var stopped = false
+        var killed = 0
+        var task: Task<Void, Never>?
+    }
+
+    private let state = Locked(State())
 
     init(pool: PostgresPool) {
-        task = Task.detached { [self] in
+        let task = Task.detached { [self] in
             while !isStopped {
                 let rows = try? await pool.query(
                     """
@@ -23,19 +27,23 @@ private final class ListenerKiller: @unchecked Sendable {
                     WHERE application_name IN ('fbsessiond-listener', 'fbsessiond-fence') AND datname = current_database()
                     """)
                 let count = (try? rows?.first?.decode("n", as: Int.self)) ?? 0
-                lock.withLock { killed += count }
+                state.withLock { $0.killed += count }
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 5...120)))
             }
         }
+        state.withLock { $0.task = task }
     }
 
-    private var isStopped: Bool { lock.withLock { stopped } }
+    private var isStopped: Bool { state.withLock { $0.stopped } }
 
     /// Stops killing; returns how many connections were killed.
     func stop() async -> Int {
-        lock.withLock { stopped = true }
+        let task = state.withLock { state in
+            state.stopped = true
+            return state.task
+        }
         await task?.value
-        return lock.withLock { killed }
+        return state.withLock { $0.killed }
     }
 }
 

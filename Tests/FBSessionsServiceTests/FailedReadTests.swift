@@ -2,13 +2,14 @@ import FBSessionsCore
 import FBSessionsService
 import FBSessionsStorage
 import Foundation
+import Support
 import TestSupport
 import Testing
 
 /// A real session store with one or more of its reads failing as a failing database does: the two service paths
 /// that used to read such a failure as "no token" or "the Graph error stands" now answer that the database is
 /// unavailable, and change nothing.
-final class FlakySessionStore: SessionStore, @unchecked Sendable {
+final class FlakySessionStore: SessionStore, Sendable {
     /// The reads that fail.
     enum Read: Hashable {
         case session, sessionWithToken
@@ -16,8 +17,7 @@ final class FlakySessionStore: SessionStore, @unchecked Sendable {
 
     private let base: any SessionStore
     private let failing: Set<Read>
-    private let lock = NSLock()
-    private var closes = 0
+    private let closes = Locked(0)
 
     init(_ base: any SessionStore, failing: Set<Read>) {
         self.base = base
@@ -25,7 +25,7 @@ final class FlakySessionStore: SessionStore, @unchecked Sendable {
     }
 
     /// How many times `close` was called.
-    var closeCalls: Int { lock.withLock { closes } }
+    var closeCalls: Int { closes.withLock { $0 } }
 
     func storeLogin(_ login: LoginRecord) async throws -> StoredLogin { try await base.storeLogin(login) }
     func storeRefresh(_ refresh: RefreshRecord) async throws -> Session { try await base.storeRefresh(refresh) }
@@ -43,7 +43,7 @@ final class FlakySessionStore: SessionStore, @unchecked Sendable {
     func close(id: String, appID: String, reason: ClosedReason, keepRevocation: Bool) async throws
         -> (session: Session, closedNow: Bool)?
     {
-        lock.withLock { closes += 1 }
+        closes.withLock { $0 += 1 }
         return try await base.close(id: id, appID: appID, reason: reason, keepRevocation: keepRevocation)
     }
     func completeRevocation(sessionID: String, appID: String, confirmed: Bool) async throws {

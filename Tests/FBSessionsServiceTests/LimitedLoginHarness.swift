@@ -12,20 +12,6 @@ import Postgres
 import Support
 import TestSupport
 
-/// A clock tests move by hand (the key-set cache's refetch budget and max-age).
-final class ManualClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = Date()
-
-    /// The time now.
-    var now: Date { lock.withLock { current } }
-
-    /// Moves the clock forward.
-    func advance(_ seconds: Double) {
-        lock.withLock { current = current.addingTimeInterval(seconds) }
-    }
-}
-
 /// Limited Login end to end: a ``SessionHarness`` (its emulator plays Limited Login's Facebook too: key set,
 /// tokens, uninstall) whose signing-key cache runs on a ``ManualClock``, so tests decide when its one-a-minute
 /// refetch budget allows a fetch.

@@ -2,6 +2,7 @@ import FBSessionsCore
 import FBSessionsGraph
 import Foundation
 import HTTPClient
+import Support
 import Testing
 import TestSupport
 
@@ -11,14 +12,13 @@ import TestSupport
 /// the DNS names at its address; the count stays 0, while a control URL that is allowed reaches it.
 extension PictureSafetyTests {
     /// A resolver standing in for DNS: fixed answers, and a count of lookups.
-    final class FakeDNS: @unchecked Sendable {
-        private let lock = NSLock()
+    final class FakeDNS: Sendable {
         private let answers: [String: [String]]
-        private var asked: [String] = []
+        private let asked = Locked<[String]>([])
         init(_ answers: [String: [String]]) { self.answers = answers }
-        var lookups: [String] { lock.withLock { asked } }
+        var lookups: [String] { asked.withLock { $0 } }
         func resolve(_ host: String) throws -> [String] {
-            lock.withLock { asked.append(host) }
+            asked.withLock { $0.append(host) }
             guard let found = answers[host] else { throw URLError(.cannotFindHost) }
             return found
         }
@@ -109,8 +109,8 @@ extension PictureSafetyTests {
     @Test func redirectsToOtherHostsOrPrivateAddressesAreRefusedWithoutAConnection() async throws {
         let target = try ScriptedPeer { _ in .respond(status: 200, headers: [("Content-Type", "image/gif")], body: ScriptedCDN.gif) }
         defer { target.stop() }
-        let next = LockedBox("/")
-        let origin = try ScriptedPeer { _ in .redirect(to: next.value) }
+        let next = Locked("/")
+        let origin = try ScriptedPeer { _ in .redirect(to: next.withLock { $0 }) }
         defer { origin.stop() }
         let dns = FakeDNS(Self.dns)
         let fetcher = try PictureFetcher(allowsHTTP: true, resolver: { try dns.resolve($0) })
@@ -128,7 +128,7 @@ extension PictureSafetyTests {
             ("http://mapped.fbcdn.net:\(port)/", .address), ("http://v6loop.fbcdn.net:\(port)/", .address),
         ]
         for (location, expected) in cases {
-            next.value = location
+            next.withLock { $0 = location }
             do {
                 _ = try await fetcher.fetch(start, policy: policy, limits: PictureFetchLimits(timeout: 2))
                 Issue.record("\(location) was fetched")

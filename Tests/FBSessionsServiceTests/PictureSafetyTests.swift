@@ -1,6 +1,7 @@
 import FBSessionsCore
 import Foundation
 import GraphEmulator
+import Support
 import Testing
 import TestSupport
 
@@ -71,7 +72,7 @@ import TestSupport
 }
 
 /// A CDN that misbehaves as told, for ``PictureSafetyTests``.
-final class ScriptedCDN: @unchecked Sendable {
+final class ScriptedCDN: Sendable {
     enum Mode {
         case redirectElsewhere, redirectToHTTPS, redirectLoop, redirectHere, oversized, oversizedChunked, html, svg
         case htmlCalledPNG, jpegCalledPNG, slow, truncated
@@ -80,12 +81,11 @@ final class ScriptedCDN: @unchecked Sendable {
     static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 7, count: 100_000)
     static let gif: [UInt8] = Array("GIF89a".utf8) + [UInt8](repeating: 1, count: 40)
 
-    private let lock = NSLock()
-    private var current = Mode.html
+    private let current = Locked(Mode.html)
 
     var mode: Mode {
-        get { lock.withLock { current } }
-        set { lock.withLock { current = newValue } }
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
     }
 
     func answer(_ request: PeerRequest) -> PeerAction {

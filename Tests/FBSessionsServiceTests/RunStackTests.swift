@@ -1,6 +1,7 @@
 import Foundation
 import GraphEmulator
 import LocalCluster
+import Support
 import Testing
 import TestSupport
 
@@ -31,11 +32,10 @@ import TestSupport
     }
 
     /// Reads what a pipe holds so far without waiting for its end, into `into`.
-    final class Collected: @unchecked Sendable {
-        private let lock = NSLock()
-        private var data = Data()
-        var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
-        func append(_ more: Data) { lock.withLock { data.append(more) } }
+    final class Collected: Sendable {
+        private let data = Locked(Data())
+        var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
+        func append(_ more: Data) { data.withLock { $0.append(more) } }
     }
 
     /// A fresh folder under /tmp for `fbsessiond run`. The cluster inside runs as the postgres OS user when this is
@@ -154,13 +154,15 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: folder) }
         try await onThread {
             let printed = Collected()
-            let pid = LockedBox<pid_t>(0)
+            let pid = Locked<pid_t>(0)
             let stack = Self.stack(binary, in: folder, port: Cluster.freePort(), emulatorPort: 0, printed: printed) {
                 // Never 0 here: kill(0, ...) would signal this test's whole process group.
-                if $0.contains("PostgreSQL on 127.0.0.1:"), pid.value > 0 { kill(pid.value, SIGTERM) }
+                let known = pid.withLock { $0 }
+                if $0.contains("PostgreSQL on 127.0.0.1:"), known > 0 { kill(known, SIGTERM) }
             }
             try stack.run()
-            pid.value = stack.processIdentifier
+            let started = stack.processIdentifier
+            pid.withLock { $0 = started }
             defer { Self.end(stack, in: folder) }
             #expect(eventually(timeout: 90) { !stack.isRunning }, "\(printed.text)")
             #expect(!stack.isRunning && stack.terminationReason == .exit && stack.terminationStatus == 0,

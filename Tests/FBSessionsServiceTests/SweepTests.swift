@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import GraphEmulator
 import Postgres
+import Support
 import Testing
 import TestSupport
 
@@ -146,13 +147,15 @@ import TestSupport
     }
 
     private func blockingStep(_ reencryptor: Reencryptor) throws -> Int {
-        let result = LockedBox<Result<Int, any Error>?>(nil)
+        let result = Locked<Result<Int, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
-            do { result.value = .success(try await reencryptor.step(limit: 10)) } catch { result.value = .failure(error) }
+            let outcome: Result<Int, any Error>
+            do { outcome = .success(try await reencryptor.step(limit: 10)) } catch { outcome = .failure(error) }
+            result.withLock { $0 = outcome }
             done.signal()
         }
-        guard done.wait(timeout: .now() + 10) == .success, let value = result.value else { return -1 }
+        guard done.wait(timeout: .now() + 10) == .success, let value = result.withLock({ $0 }) else { return -1 }
         return try value.get()
     }
 

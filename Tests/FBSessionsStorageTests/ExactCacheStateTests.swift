@@ -2,6 +2,7 @@
 @testable import FBSessionsStorage
 import Foundation
 import Postgres
+import Support
 import Testing
 
 /// The state machines of the exact cache (docs/caching.md, "Exact caches across instances"), without a database: the fence
@@ -315,12 +316,11 @@ struct ExactCacheSignalTests {
     }
 
     /// A cache whose fences come back through `handle` when the test says so.
-    private final class Fences: @unchecked Sendable {
-        let lock = NSLock()
-        var sent: [String] = []
-        func send(_ token: String) { lock.withLock { sent.append(token) } }
-        var last: String? { lock.withLock { sent.last } }
-        var count: Int { lock.withLock { sent.count } }
+    private final class Fences: Sendable {
+        private let sent = Locked<[String]>([])
+        func send(_ token: String) { sent.withLock { $0.append(token) } }
+        var last: String? { sent.withLock { $0.last } }
+        var count: Int { sent.withLock { $0.count } }
     }
 
     @Test func servesOnlyAfterAFenceAndForgetsWhatIsAnnouncedOrLost() async {
@@ -613,22 +613,22 @@ struct ExactCacheSignalTests {
         return Answer(live, cache.unlockedHits.load(ordering: .relaxed) > before)
     }
 
-    private final class LoopThreadOutcome<T>: @unchecked Sendable { var value: T? }
     private struct NeverConnects: Error {}
 
     /// Runs `body` on a new thread on which `cache` made a loop fence (never connected), as on an event loop's thread.
-    private func onLoopThread<T>(of cache: ExactCache, _ body: @escaping @Sendable () -> T) -> T {
-        let outcome = LoopThreadOutcome<T>()
+    private func onLoopThread<T: Sendable>(of cache: ExactCache, _ body: @escaping @Sendable () -> T) -> T {
+        let outcome = Locked<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
             let loop = cache.makeLoopFence { throw NeverConnects() }
-            outcome.value = body()
+            let value = body()
+            outcome.withLock { $0 = value }
             loop.stop()
             done.signal()
         }
         thread.start()
         done.wait()
-        return outcome.value!
+        return outcome.withLock { $0 }!
     }
 
     @Test func aFenceThatNeverComesBackLetsRequestsGoToTheDatabase() async {
@@ -662,11 +662,10 @@ struct ExactCacheSignalTests {
     }
 
     /// What a parked request was told (``ExactCache/wait(_:)``): whether its fence passed.
-    private final class Passes: @unchecked Sendable {
-        let lock = NSLock()
-        var received: [Bool] = []
-        func add(_ passed: Bool) { lock.withLock { received.append(passed) } }
-        var all: [Bool] { lock.withLock { received } }
+    private final class Passes: Sendable {
+        private let received = Locked<[Bool]>([])
+        func add(_ passed: Bool) { received.withLock { $0.append(passed) } }
+        var all: [Bool] { received.withLock { $0 } }
     }
 
     @Test func aParkedWaitPassesOnlyWhenAFenceSentAfterItCameBack() {

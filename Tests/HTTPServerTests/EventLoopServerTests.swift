@@ -1,63 +1,71 @@
 import Foundation
 import HTTPServer
+import Support
 import Testing
 import TestSupport
 
 /// A companion that watches a pipe: each byte written to it wakes one request parked on its loop, on the loop's
 /// thread. Every few wakes it swaps in a new pipe, as a reconnect would, so that the loop must follow the descriptor.
-private final class PipeCompanion: EventLoopCompanion, @unchecked Sendable {
-    private let lock = NSLock()
-    private var pipeEnds: [Int32] = [-1, -1]
-    private var serial: UInt64 = 0
-    private var parked: [Wake] = []
-    private(set) var loopThread: String?
-    private(set) var turns = 0
-    private(set) var stopped = false
+private final class PipeCompanion: EventLoopCompanion, Sendable {
+    private struct State {
+        var pipeEnds: [Int32] = [-1, -1]
+        var serial: UInt64 = 0
+        var parked: [Wake] = []
+        var loopThread: String?
+        var turns = 0
+        var stopped = false
+        var hold = 0.0
+    }
+
+    private let state = Locked(State())
+
+    var loopThread: String? { state.withLock { $0.loopThread } }
+    var turns: Int { state.withLock { $0.turns } }
+    var stopped: Bool { state.withLock { $0.stopped } }
     /// Seconds the next turn holds the loop's thread in ``afterTurn()`` (a loop held up, as under a loaded machine).
     var holdNextTurn: Double {
-        get { lock.withLock { hold } }
-        set { lock.withLock { hold = newValue } }
+        get { state.withLock { $0.hold } }
+        set { state.withLock { $0.hold = newValue } }
     }
-    private var hold = 0.0
 
     init() {
         renew()
     }
 
     private func renew() {
-        lock.withLock {
-            if pipeEnds[0] >= 0 {
-                close(pipeEnds[0])
-                close(pipeEnds[1])
+        state.withLock { state in
+            if state.pipeEnds[0] >= 0 {
+                close(state.pipeEnds[0])
+                close(state.pipeEnds[1])
             }
-            _ = pipe(&pipeEnds)
-            _ = fcntl(pipeEnds[0], F_SETFL, O_NONBLOCK)
-            serial += 1
+            _ = pipe(&state.pipeEnds)
+            _ = fcntl(state.pipeEnds[0], F_SETFL, O_NONBLOCK)
+            state.serial += 1
         }
     }
 
     /// Wakes one parked request (from any thread).
     func poke() {
         var byte: UInt8 = 1
-        _ = lock.withLock { write(pipeEnds[1], &byte, 1) }
+        _ = state.withLock { write($0.pipeEnds[1], &byte, 1) }
     }
 
     func park(_ wake: Wake) {
-        lock.withLock { parked.append(wake) }
+        state.withLock { $0.parked.append(wake) }
     }
 
-    var waiting: Int { lock.withLock { parked.count } }
+    var waiting: Int { state.withLock { $0.parked.count } }
 
     var watched: (descriptor: Int32, serial: UInt64)? {
-        lock.withLock { (pipeEnds[0], serial) }
+        state.withLock { ($0.pipeEnds[0], $0.serial) }
     }
 
     func readable() {
         var bytes = [UInt8](repeating: 0, count: 16)
-        let count = lock.withLock { read(pipeEnds[0], &bytes, bytes.count) }
+        let count = state.withLock { read($0.pipeEnds[0], &bytes, bytes.count) }
         guard count > 0 else { return }
         for _ in 0..<count {
-            guard let wake = lock.withLock({ parked.isEmpty ? nil : parked.removeFirst() }) else { break }
+            guard let wake = state.withLock({ $0.parked.isEmpty ? nil : $0.parked.removeFirst() }) else { break }
             let parkedOn = threadID()
             wake {
                 let body = Array("{\"parked_on\":\"\(parkedOn)\",\"answered_on\":\"\(threadID())\"}".utf8)
@@ -68,11 +76,11 @@ private final class PipeCompanion: EventLoopCompanion, @unchecked Sendable {
     }
 
     func afterTurn() -> UInt64? {
-        let held = lock.withLock {
-            turns += 1
-            loopThread = threadID()
-            defer { hold = 0 }
-            return hold
+        let held = state.withLock { state in
+            state.turns += 1
+            state.loopThread = threadID()
+            defer { state.hold = 0 }
+            return state.hold
         }
         if held > 0 { Thread.sleep(forTimeInterval: held) }
         return nil
@@ -81,26 +89,25 @@ private final class PipeCompanion: EventLoopCompanion, @unchecked Sendable {
     func stop() {
         // The wakes of requests never woken go with the loop: each holds the server, which holds this companion
         // through the handler, and LeakSanitizer reports such a cycle at exit.
-        lock.withLock {
-            stopped = true
-            parked.removeAll()
+        state.withLock { state in
+            state.stopped = true
+            state.parked.removeAll()
         }
     }
 }
 
 /// Every loop's companion, by the loop's thread name.
-private final class Companions: @unchecked Sendable {
-    private let lock = NSLock()
-    private var made: [String: PipeCompanion] = [:]
+private final class Companions: Sendable {
+    private let made = Locked<[String: PipeCompanion]>([:])
 
     func make() -> PipeCompanion {
         let companion = PipeCompanion()
-        lock.withLock { made[threadID()] = companion }
+        made.withLock { $0[threadID()] = companion }
         return companion
     }
 
-    var all: [String: PipeCompanion] { lock.withLock { made } }
-    var onThisThread: PipeCompanion? { lock.withLock { made[threadID()] } }
+    var all: [String: PipeCompanion] { made.withLock { $0 } }
+    var onThisThread: PipeCompanion? { made.withLock { $0[threadID()] } }
 }
 
 private struct ParkingHandler: RequestHandler {
@@ -187,11 +194,10 @@ private func listeningDescriptors(port: Int) -> [Int32] {
 }
 
 /// The problems a server reported.
-private final class Problems: @unchecked Sendable {
-    private let lock = NSLock()
-    private var reported: [String] = []
-    var all: [String] { lock.withLock { reported } }
-    func add(_ problem: String) { lock.withLock { reported.append(problem) } }
+private final class Problems: Sendable {
+    private let reported = Locked<[String]>([])
+    var all: [String] { reported.withLock { $0 } }
+    func add(_ problem: String) { reported.withLock { $0.append(problem) } }
 }
 
 private func get(_ path: String) -> String {

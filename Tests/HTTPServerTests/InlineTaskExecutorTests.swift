@@ -1,5 +1,6 @@
 import Foundation
 import InlineExecutor
+import Support
 import Testing
 
 /// Where jobs of tasks that prefer ``InlineTaskExecutor`` run: at once on a thread that allows it, on another
@@ -88,33 +89,29 @@ private func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async
     }
 }
 
-private final class Probe: @unchecked Sendable {
-    private let lock = NSLock()
-    private var seenThread: pthread_t?
-    private var seenNestedAllowed = false
+private final class Probe: Sendable {
+    private let seen = Locked<(thread: pthread_t?, nestedAllowed: Bool)>((nil, false))
     func set(thread: pthread_t, nestedAllowed: Bool) {
-        lock.withLock {
-            seenThread = thread
-            seenNestedAllowed = nestedAllowed
-        }
+        seen.withLock { $0 = (thread, nestedAllowed) }
     }
-    var thread: pthread_t? { lock.withLock { seenThread } }
-    var nestedAllowed: Bool { lock.withLock { seenNestedAllowed } }
+    var thread: pthread_t? { seen.withLock { $0.thread } }
+    var nestedAllowed: Bool { seen.withLock { $0.nestedAllowed } }
 }
 
-private final class ParkedContinuation: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Void, Never>?
-    func park(_ continuation: CheckedContinuation<Void, Never>) { lock.withLock { self.continuation = continuation } }
+private final class ParkedContinuation: Sendable {
+    private let continuation = Locked<CheckedContinuation<Void, Never>?>(nil)
+    func park(_ continuation: CheckedContinuation<Void, Never>) { self.continuation.withLock { $0 = continuation } }
     func resume() {
-        let continuation = lock.withLock {
-            defer { self.continuation = nil }
-            return self.continuation
+        let continuation = self.continuation.withLock { parked in
+            defer { parked = nil }
+            return parked
         }
         continuation?.resume()
     }
 }
 
+/// Sendable: the counts are guarded by `condition` (an `NSCondition`, not a `Locked`: the test sleeps on it until
+/// enough tasks finished), which the compiler cannot see.
 private final class Counts: @unchecked Sendable {
     private let condition = NSCondition()
     private var finishedCount = 0

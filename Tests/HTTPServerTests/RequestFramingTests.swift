@@ -1,18 +1,18 @@
 import Foundation
 import HTTPServer
+import Support
 import Testing
 import TestSupport
 
 /// Counts the requests it is asked to answer, so a smuggled second request shows up.
-private final class CountingHandler: RequestHandler, @unchecked Sendable {
-    private let lock = NSLock()
-    private var paths: [String] = []
-    var served: [String] { lock.withLock { paths } }
+private final class CountingHandler: RequestHandler, Sendable {
+    private let paths = Locked<[String]>([])
+    var served: [String] { paths.withLock { $0 } }
 
     func inspect(_ head: RequestHead) -> HeadDecision { .proceed(route: head.path, respond: respond) }
 
     func respond(to request: Request) -> Reply {
-        lock.withLock { paths.append(request.head.path + "?" + request.head.rawQuery) }
+        paths.withLock { $0.append(request.head.path + "?" + request.head.rawQuery) }
         return .now(.json(status: 200, body: Array(#"{"ok":true}"#.utf8)))
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Support
 import Testing
 import TestSupport
 
@@ -32,13 +33,13 @@ struct ServerStartFailureTests {
         configuration.port = 0
         configuration.threads = threads
         configuration.threadStackSize = 1 << 46
-        let stop = LockedBox(false)
-        let lost = LockedBox(0)
+        let stop = Locked(false)
+        let lost = Locked(0)
         let opener = Thread {
-            while !stop.value {
+            while !stop.withLock({ $0 }) {
                 let descriptors = (0..<8).map { _ in open("/dev/null", O_RDONLY | O_CLOEXEC) }
                 for descriptor in descriptors where descriptor >= 0 {
-                    if fcntl(descriptor, F_GETFD) < 0 { lost.update { $0 += 1 } } else { close(descriptor) }
+                    if fcntl(descriptor, F_GETFD) < 0 { lost.withLock { $0 += 1 } } else { close(descriptor) }
                 }
             }
         }
@@ -54,10 +55,11 @@ struct ServerStartFailureTests {
                 failures += 1
             }
         }
-        stop.value = true
+        stop.withLock { $0 = true }
         while !opener.isFinished { usleep(1_000) }
         #expect(failures == starts, "a loop started with a 2^46-byte stack \(starts - failures) times")
-        #expect(lost.value == 0, "\(lost.value) descriptors of another thread were closed under it")
+        let closedUnder = lost.withLock { $0 }
+        #expect(closedUnder == 0, "\(closedUnder) descriptors of another thread were closed under it")
         let openAfter = openDescriptors()
         #expect(
             openAfter <= openBefore + 16,

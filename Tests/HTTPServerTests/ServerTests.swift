@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Support
 import Testing
 import TestSupport
 
@@ -114,8 +115,7 @@ private func exchangeConcurrently(
     port: Int, clients: Int, rounds: Int, path: @Sendable (Int, Int) -> String,
     isRight: @Sendable (String, RawConnection.Reply) -> Bool
 ) -> [String] {
-    let failures = NSLock()
-    nonisolated(unsafe) var lines: [String] = []
+    let lines = Locked<[String]>([])
     DispatchQueue.concurrentPerform(iterations: clients) { client in
         do {
             let connection = try RawConnection(port: port)
@@ -123,21 +123,20 @@ private func exchangeConcurrently(
                 let target = path(client, round)
                 connection.send(get(target))
                 let reply = try connection.readReply()
-                if !isRight(target, reply) { failures.withLock { lines.append("\(target): \(reply.status)") } }
+                if !isRight(target, reply) { lines.withLock { $0.append("\(target): \(reply.status)") } }
             }
         } catch {
-            failures.withLock { lines.append("client \(client): \(error)") }
+            lines.withLock { $0.append("client \(client): \(error)") }
         }
     }
-    return lines
+    return lines.withLock { $0 }
 }
 
 /// Exchange records gathered from the server's threads.
-private final class RecordLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var records: [ExchangeRecord] = []
-    func append(_ record: ExchangeRecord) { lock.withLock { records.append(record) } }
-    var all: [ExchangeRecord] { lock.withLock { records } }
+private final class RecordLog: Sendable {
+    private let records = Locked<[ExchangeRecord]>([])
+    func append(_ record: ExchangeRecord) { records.withLock { $0.append(record) } }
+    var all: [ExchangeRecord] { records.withLock { $0 } }
 }
 
 private func makeServer(_ adjust: (inout ServerConfiguration) -> Void = { _ in }) throws -> (Server, DemoHandler) {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LocalCluster
+import Support
 import Testing
 import TestSupport
 
@@ -172,11 +173,10 @@ struct DeadlineTests {
     }
 
     /// Signals a listener got, in order.
-    final class Signals: @unchecked Sendable {
-        private let lock = NSLock()
-        private var seen: [PostgresListener.Signal] = []
-        func append(_ signal: PostgresListener.Signal) { lock.withLock { seen.append(signal) } }
-        var all: [PostgresListener.Signal] { lock.withLock { seen } }
+    final class Signals: Sendable {
+        private let seen = Locked<[PostgresListener.Signal]>([])
+        func append(_ signal: PostgresListener.Signal) { seen.withLock { $0.append(signal) } }
+        var all: [PostgresListener.Signal] { seen.withLock { $0 } }
         func count(of signal: PostgresListener.Signal) -> Int { all.filter { $0 == signal }.count }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Postgres
+import Support
 import Testing
 
 /// ``PostgresListener/sendFence(_:)`` against a real server, by each ``PostgresListener/FenceMethod``: the fence
@@ -7,11 +8,10 @@ import Testing
 /// which the exact cache rests on (docs/caching.md, "The fence, and why it proves enough").
 @Suite("Listener fences against a real database", .enabled(if: TestDatabase.isEnabled))
 struct ListenerFenceTests {
-    final class Seen: @unchecked Sendable {
-        private let lock = NSLock()
-        private var signals: [PostgresListener.Signal] = []
-        func append(_ signal: PostgresListener.Signal) { lock.withLock { signals.append(signal) } }
-        var all: [PostgresListener.Signal] { lock.withLock { signals } }
+    final class Seen: Sendable {
+        private let signals = Locked<[PostgresListener.Signal]>([])
+        func append(_ signal: PostgresListener.Signal) { signals.withLock { $0.append(signal) } }
+        var all: [PostgresListener.Signal] { signals.withLock { $0 } }
     }
 
     private static func listener(

@@ -1,5 +1,6 @@
 import Foundation
 import LocalCluster
+import Support
 import Testing
 import TestSupport
 
@@ -49,12 +50,12 @@ struct PoolerTests {
     }
 
     private func makePool(_ bouncer: PgBouncer, _ mode: PostgresPreparedStatements, size: Int = 8,
-                          detected: StatementNameTests.Box<[String]>? = nil) throws -> PostgresPool
+                          detected: Locked<[String]>? = nil) throws -> PostgresPool
     {
         var configuration = PostgresPool.Configuration(
             connectionString: TestPooler.url(try TestDatabase.requireURL(), through: bouncer), size: size,
             applicationName: "pooler-tests", preparedStatements: mode)
-        configuration.onTransactionPoolerDetected = { evidence in detected?.update { $0.append(evidence) } }
+        configuration.onTransactionPoolerDetected = { evidence in detected?.withLock { $0.append(evidence) } }
         return PostgresPool(configuration: configuration)
     }
 
@@ -70,7 +71,7 @@ struct PoolerTests {
     @Test func anAutomaticPoolFindsThePoolerAndNoCallFails() async throws {
         let bouncer = try TestPooler.start(poolSize: 2)
         defer { bouncer.remove() }
-        let detected = StatementNameTests.Box<[String]>([])
+        let detected = Locked<[String]>([])
         let pool = try makePool(bouncer, .automatic, detected: detected)
         defer { pool.shutdown() }
         var checked = 0
@@ -79,8 +80,9 @@ struct PoolerTests {
         }
         #expect(checked > 0)
         #expect(!pool.preparesStatements, "found after \(checked) statements")
-        #expect(detected.current.count == 1)
-        #expect(detected.current.allSatisfy { $0.contains("26000") || $0.contains("42P05") })
+        let evidence = detected.withLock { $0 }
+        #expect(evidence.count == 1)
+        #expect(evidence.allSatisfy { $0.contains("26000") || $0.contains("42P05") })
         #expect(try await Self.run(pool, clients: 8, rounds: 20) == 160)
     }
 
@@ -138,7 +140,7 @@ struct PoolerTests {
         let url = TestPooler.url(try TestDatabase.requireURL(), through: bouncer)
         let pool = try makePool(bouncer, .never, size: 4)
         defer { pool.shutdown() }
-        let stop = StatementNameTests.Box(false)
+        let stop = Locked(false)
         // Two other clients leave other values on the shared server sessions, over and over.
         // On threads of their own: the connection blocks, and the cooperative pool must stay free for the test.
         let polluters = (0..<2).map { _ in
@@ -147,7 +149,7 @@ struct PoolerTests {
                     let other = try PostgresConnection(
                         connectionString: url, options: .init(applicationName: "polluter", preparedStatements: .never))
                     defer { other.close() }
-                    while !stop.current {
+                    while !stop.withLock({ $0 }) {
                         try other.simpleQuery(
                             unsafeSQL: "SET TimeZone TO 'America/New_York'; SET DateStyle TO 'German'; "
                                 + "SET bytea_output TO 'escape'; SET statement_timeout TO 1234; SELECT pg_sleep(0.005)")
@@ -155,7 +157,7 @@ struct PoolerTests {
                 }
             }
         }
-        defer { stop.update { $0 = true } }
+        defer { stop.withLock { $0 = true } }
         let bytes: [UInt8] = [0, 255, 0x5c, 0x41, 10, 0x7f]
         for _ in 0..<150 {
             let row = try #require(
@@ -175,7 +177,7 @@ struct PoolerTests {
             }
             #expect(timeout == "10s", "SET LOCAL in every transaction")
         }
-        stop.update { $0 = true }
+        stop.withLock { $0 = true }
         for polluter in polluters { try await polluter.value }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 import Testing
 import TestSupport
 
@@ -8,15 +9,6 @@ import TestSupport
 /// (26000, 42P05, 08P01) is run again, never read as an answer, and the connection is replaced.
 @Suite("Statement names and refusals", .serialized)
 struct StatementNameTests {
-    /// Things tests count from pool callbacks.
-    final class Box<Value: Sendable>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: Value
-        init(_ value: Value) { self.value = value }
-        func update(_ body: (inout Value) -> Void) { lock.withLock { body(&value) } }
-        var current: Value { lock.withLock { value } }
-    }
-
     @Test func aNameIsFNV1a128OfTheTextAndFitsAnIdentifier() {
         // The published FNV-1a 128-bit test vectors for "" and "a".
         #expect(PostgresStatementName.of("") == "fbs_6c62272e07bb014262b821756295c58d")
@@ -44,11 +36,11 @@ struct StatementNameTests {
         #expect(cache.prepared(PostgresStatementName.of(second)))
     }
 
-    private func pool(_ mode: PostgresPreparedStatements, detected: Box<[String]>? = nil) throws -> PostgresPool {
+    private func pool(_ mode: PostgresPreparedStatements, detected: Locked<[String]>? = nil) throws -> PostgresPool {
         var configuration = PostgresPool.Configuration(
             connectionString: try TestDatabase.requireURL(), size: 1, applicationName: "statement-name-tests",
             preparedStatements: mode)
-        configuration.onTransactionPoolerDetected = { evidence in detected?.update { $0.append(evidence) } }
+        configuration.onTransactionPoolerDetected = { evidence in detected?.withLock { $0.append(evidence) } }
         return PostgresPool(configuration: configuration)
     }
 
@@ -73,7 +65,7 @@ struct StatementNameTests {
     @Test(.enabled(if: TestDatabase.isEnabled)) func aStatementGoneFromTheSessionRunsAgainAndTheConnectionIsReplaced()
         async throws
     {
-        let detected = Box<[String]>([])
+        let detected = Locked<[String]>([])
         let pool = try pool(.automatic, detected: detected)
         defer { pool.shutdown() }
         let lookup: PostgresQuery = "SELECT \(41)::int + 1 AS next"
@@ -83,7 +75,8 @@ struct StatementNameTests {
         _ = try await pool.withConnection { connection in try connection.simpleQuery(unsafeSQL: "DEALLOCATE ALL") }
         #expect(try await pool.query(lookup).first?.decode("next", as: Int.self) == 42)
         #expect(try await backendPID(pool) != before, "the connection that saw 26000 was closed")
-        #expect(detected.current.count == 1 && detected.current.first?.contains("26000") == true)
+        let evidence = detected.withLock { $0 }
+        #expect(evidence.count == 1 && evidence.first?.contains("26000") == true)
         #expect(!pool.preparesStatements, "an automatic pool stops preparing once it has seen the evidence")
         #expect(try await pool.query(lookup).first?.decode("next", as: Int.self) == 42)
     }
@@ -91,7 +84,7 @@ struct StatementNameTests {
     @Test(.enabled(if: TestDatabase.isEnabled)) func aStatementAlreadyInTheSessionIsTheSameTextAndIsUsed()
         async throws
     {
-        let detected = Box<[String]>([])
+        let detected = Locked<[String]>([])
         let pool = try pool(.always, detected: detected)
         defer { pool.shutdown() }
         let query: PostgresQuery = "SELECT \(21)::int * 2 AS doubled"
@@ -105,7 +98,7 @@ struct StatementNameTests {
         }
         #expect(value == 42)
         #expect(try await backendPID(pool) != pid, "the connection that saw 42P05 was closed")
-        #expect(pool.preparesStatements && detected.current.isEmpty, "an explicit choice is never changed")
+        #expect(pool.preparesStatements && detected.withLock({ $0 }).isEmpty, "an explicit choice is never changed")
     }
 
     @Test(.enabled(if: TestDatabase.isEnabled)) func aNameHoldingAnotherParameterCountIsRefusedNeverRun() async throws {
@@ -134,14 +127,14 @@ struct StatementNameTests {
             _ = try connection.query(lookup)
             try connection.simpleQuery(unsafeSQL: "DEALLOCATE ALL")
         }
-        let runs = Box(0)
+        let runs = Locked(0)
         let insert = PostgresQuery(unsafeSQL: "INSERT INTO \(table) VALUES (7)")
         let one = try await pool.transaction { connection in
-            runs.update { $0 += 1 }
+            runs.withLock { $0 += 1 }
             try connection.execute(insert)
             return try connection.query(lookup).first?.decode("one", as: Int.self)
         }
-        #expect(one == 1 && runs.current == 2, "the aborted transaction ran once more, on a fresh connection")
+        #expect(one == 1 && runs.withLock({ $0 }) == 2, "the aborted transaction ran once more, on a fresh connection")
         let count = try await pool.query(PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM \(table)"))
         #expect(try count.first?.decode("n", as: Int.self) == 1, "the aborted attempt committed nothing")
         try await pool.execute(PostgresQuery(unsafeSQL: "DROP TABLE \(table)"))
