@@ -51,7 +51,15 @@ private final class ListenerKiller: Sendable {
 /// across instances"): a change committed through one is never contradicted by the other's next answer, calm and
 /// while the listeners' connections keep being killed. Every trial first makes the reading instance cache what
 /// the writing instance then changes; the stale answers are counted and must be zero.
+///
+/// The instances' caches are as big as `FBS_CACHE_BYTES` says (``TestCache/configuredBytes``, 32 MiB by default):
+/// `scripts/test` runs the trials again with no cache (0) and with one that evicts all the time (4096), and they
+/// must find no stale answer either. The tests of what the cache itself answers need a cache that holds their
+/// entries, so they run only with one of at least 1 MiB.
 @Suite(.enabled(if: TestDatabase.isEnabled), .serialized) struct ExactCacheAcrossInstancesTests {
+    /// Whether the caches hold what a trial puts in them (a cache of at least 1 MiB), so that hits can be counted.
+    static let cacheHolds = TestCache.configuredBytes >= 1 << 20
+
     /// Two cached instances beside a harness (which provides the database, the emulator and the keys).
     private struct Pair {
         let harness: SessionHarness
@@ -62,8 +70,8 @@ private final class ListenerKiller: Sendable {
             let harness = try await SessionHarness(validateTTL: 300, keyCacheTTL: 3600)
             return Pair(
                 harness: harness,
-                first: try await SecondInstance(harness, keyCacheTTL: 3600, validateTTL: 300, cacheBytes: 32 << 20),
-                second: try await SecondInstance(harness, keyCacheTTL: 3600, validateTTL: 300, cacheBytes: 32 << 20))
+                first: try await SecondInstance(harness, keyCacheTTL: 3600, validateTTL: 300),
+                second: try await SecondInstance(harness, keyCacheTTL: 3600, validateTTL: 300))
         }
 
         func stop() {
@@ -133,7 +141,7 @@ private final class ListenerKiller: Sendable {
         #expect(stale.isEmpty, "\(stale.count) stale answers of 1000 (listener kills: \(kills)): \(stale.prefix(5))")
         #expect(failures.isEmpty, "\(failures.count) failed requests: \(failures.prefix(5))")
         #expect(!killing || kills > 0, "the killer found no listener to kill")
-        #expect(killing || pair.hits >= 500, "the readers' caches answered only \(pair.hits) reads")
+        #expect(killing || !Self.cacheHolds || pair.hits >= 500, "the readers' caches answered only \(pair.hits) reads")
     }
 
     @Test(arguments: [false, true]) func aKeyRevokedThroughTheCLIIsRefusedByTheNextRequestOnTheOther(killing: Bool)
@@ -292,7 +300,7 @@ private final class ListenerKiller: Sendable {
 
     /// Once warm, a picture, its 304 and its description are answered from memory: cache hits for the key, the
     /// session and the picture, and no miss. Picture requests alone warm it (no status request first).
-    @Test func aWarmPictureIsAnsweredFromTheCache() async throws {
+    @Test(.enabled(if: cacheHolds)) func aWarmPictureIsAnsweredFromTheCache() async throws {
         let pair = try await Pair.make()
         defer { pair.stop() }
         let (_, token) = try pair.harness.userToken()
@@ -321,7 +329,7 @@ private final class ListenerKiller: Sendable {
     /// A client revalidating its copy is answered by its thread's memo of the last 304 (no lookup of the picture:
     /// two cache hits a request, the key and the session, not three), and the memo never outlives what it was made
     /// from: a new picture, another `If-None-Match`, another size, and a closed session are each answered anew.
-    @Test func aRevalidationIsAnsweredFromTheMemoUntilAnythingChanges() async throws {
+    @Test(.enabled(if: cacheHolds)) func aRevalidationIsAnsweredFromTheMemoUntilAnythingChanges() async throws {
         let pair = try await Pair.make()
         defer { pair.stop() }
         let harness = pair.harness
@@ -416,7 +424,7 @@ private final class ListenerKiller: Sendable {
     /// The body a status keeps beside its cached session is reused only for the session shown as it was: once the
     /// validation TTL has passed, the same cached session is shown `token_loaded`, rendered again, not `open` from the
     /// kept body.
-    @Test func aKeptStatusBodyFollowsTheStateTheSessionIsShownIn() async throws {
+    @Test(.enabled(if: cacheHolds)) func aKeptStatusBodyFollowsTheStateTheSessionIsShownIn() async throws {
         let harness = try await SessionHarness(validateTTL: 1, keyCacheTTL: 3600)
         defer { harness.stop() }
         let (_, token) = try harness.userToken()
@@ -441,7 +449,7 @@ private final class ListenerKiller: Sendable {
     /// (`fbsessiond-fence`, docs/caching.md "A fence connection per event loop"): warm status reads are fenced on
     /// those, not on the listener's connection; a loop whose connection is killed answers from the database meanwhile
     /// and from the cache again once it has reconnected.
-    @Test func warmReadsAreFencedOnTheirLoopsOwnConnection() async throws {
+    @Test(.enabled(if: cacheHolds)) func warmReadsAreFencedOnTheirLoopsOwnConnection() async throws {
         let pair = try await Pair.make()
         defer { pair.stop() }
         let (_, token) = try pair.harness.userToken()
