@@ -442,7 +442,7 @@ final class ServerCore: @unchecked Sendable {
 
 /// The timer that calls ``ServerCore/reapExpired()``. It holds the core strongly but only until ``stop()``: a weak
 /// reference would move the core's reference count to a side table, and libmicrohttpd's threads retain the core on
-/// every call (3% of a status request in `perf`); and libdispatch lets go of a cancelled timer's handler only later,
+/// every call (docs/performance.md, "Figures behind the code"); and libdispatch lets go of a cancelled timer's handler only later,
 /// on its own queue, so a handler that held the core itself would keep the whole service alive past the server's
 /// end (LeakSanitizer reported it at exit).
 ///

@@ -84,8 +84,8 @@ public struct Logger: Sendable {
 
     /// Writes a record whose metadata is `fields`, when `level` is at or above the logger's level. With no
     /// logger metadata to merge, the handler gets the fields as they are (``LogHandler/write(time:level:label:message:fields:)``),
-    /// so a hot caller builds no dictionary: the request log line was a dictionary, its sorted keys and one lookup
-    /// per key, 18% of a `/healthz` request (docs/performance.md, round 3).
+    /// so a hot caller builds no dictionary, sorts no keys and looks nothing up (docs/performance.md, "Figures behind
+    /// the code").
     public func log<Fields: LogFields>(_ level: Level, _ message: String, fields: Fields) {
         guard level >= self.level else { return }
         guard metadata.isEmpty else {

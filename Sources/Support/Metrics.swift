@@ -47,8 +47,7 @@ protocol MetricFamily: AnyObject, Sendable {
 /// A monotonically increasing count, per label set.
 ///
 /// Hot callers resolve their series once with ``series(_:)`` and keep the handle: incrementing it takes one
-/// uncontended lock and builds no label text (the per-request label text and dictionary lookups were 8% of the
-/// status path's CPU; docs/performance.md).
+/// uncontended lock and builds no label text (docs/performance.md, "Figures behind the code").
 public final class Counter: MetricFamily, Sendable {
     private let name: String
     private let help: String
