@@ -15,9 +15,13 @@ extension FastPath {
     /// A status whose validation mode needs no call to Graph now: the body kept beside the cached session when it
     /// was rendered from the session shown in the same state, else rendered and kept there for the next request.
     func status(_ id: String, app: App, mode: SessionService.ValidateMode, hint: CacheHint) -> Response? {
-        guard let held = cache.session(id: id, appID: app.id, hint: hint),
-            let state = sessions.stateWithoutGraph(of: held.session, mode: mode, now: Date())
-        else { return nil }
+        // The shared session's deciding fields are read in place: a copy of the whole `Session` would retain each of
+        // its strings and arrays.
+        guard let held = cache.session(id: id, appID: app.id, hint: hint) else { return nil }
+        let standing = SessionService.Standing(
+            state: held.session.state, loginKind: held.session.loginKind, validatedAt: held.session.validatedAt,
+            storedAction: held.session.storedAction)
+        guard let state = sessions.stateWithoutGraph(standing, mode: mode, now: Date()) else { return nil }
         if let kept = held.rendered, kept.shownState == state { return .json(status: 200, body: kept.body) }
         var shown = held.session
         shown.state = state
@@ -49,7 +53,8 @@ extension FastPath {
             pictures.countNotModified()
             return response
         }
-        let key = PictureService.key(of: held.session, size: query.size)
+        let key = PictureService.key(
+            appID: app.id, facebookUserID: held.session.facebookUserID, loginKind: held.session.loginKind, size: query.size)
         guard let entry = cache.picture(key),
             let reply = pictures.answer(
                 from: entry.picture, key: key, ifNoneMatch: ifNoneMatch, needsBytes: query.wantsBytes, now: now)

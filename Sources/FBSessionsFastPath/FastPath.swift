@@ -89,7 +89,12 @@ public final class FastPath: Sendable {
     }
 
     private func match(_ path: String) -> (PathTemplate, Operation)? {
-        for (template, operation) in Operation.templates {
+        // Every operation here is under one of two prefixes: any other request is declined with a comparison or two.
+        guard path.utf8.starts(with: "/v1/sessions/".utf8) || path.utf8.starts(with: "/v1/owners/".utf8) else {
+            return nil
+        }
+        let count = PathTemplate.segmentCount(of: path)
+        for (template, operation) in Operation.templates where template.segmentCount == count {
             if case .matched(let parameters) = template.match(path), let found = operation(parameters) {
                 return (template, found)
             }

@@ -23,7 +23,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The number of segments after the leading `/`: a path matches only a template of its own count.
-    var segmentCount: Int { segments.count }
+    public var segmentCount: Int { segments.count }
 
     /// The number of segments of a raw path after its leading `/` (one more than the slashes after it).
     public static func segmentCount(of rawPath: String) -> Int {

@@ -172,10 +172,11 @@ public final class PictureService: Sendable {
     }
 
     /// The key a session's picture of `size` is cached under: a limited session has one picture whatever the size.
-    public static func key(of session: Session, size: GraphPictureSize) -> PictureKey {
+    public static func key(appID: String, facebookUserID: String, loginKind: LoginKind, size: GraphPictureSize)
+        -> PictureKey
+    {
         PictureKey(
-            appID: session.appID, facebookUserID: session.facebookUserID,
-            sizeKey: session.loginKind == .limited ? limitedSizeKey : size.cacheKey)
+            appID: appID, facebookUserID: facebookUserID, sizeKey: loginKind == .limited ? limitedSizeKey : size.cacheKey)
     }
 
     private func answer(

@@ -100,9 +100,9 @@ public final class SessionService: Sendable {
     }
 
     /// The state a session is shown in when `mode` needs no call to Graph for it now (the answer's validation is
-    /// then `cached`), else nil. A pure rule of the domain: the fast path answers a cached status with it.
-    public func stateWithoutGraph(of session: Session, mode: ValidateMode, now: Date) -> SessionState? {
-        let standing = Standing(session)
+    /// then `cached`), else nil. A pure rule of the domain: the fast path answers a cached status with it, from the
+    /// few fields that decide it (``Standing``).
+    public func stateWithoutGraph(_ standing: Standing, mode: ValidateMode, now: Date) -> SessionState? {
         guard answersWithoutGraph(standing, mode: mode, now: now) else { return nil }
         return shownState(of: standing, now: now)
     }
@@ -256,11 +256,19 @@ public final class SessionService: Sendable {
 
     /// The fields of a session that decide the state it is shown in and whether an answer needs Graph, all plain
     /// values, read one by one: a copy of the whole `Session` would retain each of its strings and arrays.
-    struct Standing {
+    public struct Standing: Sendable {
         let state: SessionState
         let loginKind: LoginKind
         let validatedAt: Date?
         let storedAction: ActionRequired?
+
+        /// The fields, read from a session one by one.
+        public init(state: SessionState, loginKind: LoginKind, validatedAt: Date?, storedAction: ActionRequired?) {
+            self.state = state
+            self.loginKind = loginKind
+            self.validatedAt = validatedAt
+            self.storedAction = storedAction
+        }
 
         init(_ session: Session) {
             state = session.state
