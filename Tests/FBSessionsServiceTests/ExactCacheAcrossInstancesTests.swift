@@ -140,7 +140,8 @@ private final class ListenerKiller: Sendable {
         }
         #expect(stale.isEmpty, "\(stale.count) stale answers of 1000 (listener kills: \(kills)): \(stale.prefix(5))")
         #expect(failures.isEmpty, "\(failures.count) failed requests: \(failures.prefix(5))")
-        #expect(!killing || kills > 0, "the killer found no listener to kill")
+        // Without a cache (FBS_CACHE_BYTES=0) an instance has no listener of its own to kill.
+        #expect(!killing || TestCache.configuredBytes == 0 || kills > 0, "the killer found no listener to kill")
         #expect(killing || !Self.cacheHolds || pair.hits >= 500, "the readers' caches answered only \(pair.hits) reads")
     }
 
