@@ -164,7 +164,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FBSessionsStorageTests",
-            dependencies: ["FBSessionsStorage", "FBSessionsCore", "Postgres", "Crypto", "TestSupport"],
+            dependencies: ["FBSessionsStorage", "FBSessionsCore", "Postgres", "Crypto", "TestSupport", "LocalCluster"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -29,10 +29,20 @@ extension PostgresConnection {
         }
     }
 
+    /// When a round trip gives up, and how.
+    struct Deadline {
+        /// The instant past which the client stops waiting.
+        let instant: ContinuousClock.Instant
+        /// Whether giving up may ask the server to cancel the statement (``giveUp(_:)``).
+        let mayCancel: Bool
+    }
+
     /// Sends one round trip, waits for its answer within ``callTimeout`` and checks it.
     ///
-    /// The wait is `poll()` on the connection's non-blocking socket with the time left; past it the statement
-    /// is cancelled in the background, the connection closed and `.timedOut` thrown. The result is the last one
+    /// The wait is `poll()` on the connection's non-blocking socket with the time left; past it the connection
+    /// is closed and `.timedOut` thrown. A statement that cannot commit (one inside a transaction block, other
+    /// than its `COMMIT`) is also cancelled in the background; one that may commit is not (``giveUp(_:)``
+    /// says why). The result is the last one
     /// the server sent, or the first error (as `PQexec` returns them). SQLSTATE 08P01, 26000 and 42P05 mark the
     /// connection for discarding; from the extended protocol they also mark the error
     /// ``PostgresError/statementDidNotRun``.
@@ -41,10 +51,13 @@ extension PostgresConnection {
     ///   - dispatch: What to send.
     ///   - secrets: Values to scrub from any message (parameters, the password).
     ///   - counted: False when the statement was already counted (its `PQprepare`) for the pool's retry rule.
+    ///   - commits: True for the `COMMIT` of a transaction block.
     /// - Returns: The result.
     /// - Throws: `PostgresError`: `.queryFailed` with `sqlState`, `.connectionLost`, `.timedOut`.
     @discardableResult
-    func run(_ dispatch: Dispatch, secrets: [String], counted: Bool = true) throws -> PostgresResult {
+    func run(_ dispatch: Dispatch, secrets: [String], counted: Bool = true, commits: Bool = false) throws
+        -> PostgresResult
+    {
         guard let handle else {
             throw PostgresError(.connectionLost, detail: "the connection is closed")
         }
@@ -56,7 +69,9 @@ extension PostgresConnection {
             throw PostgresError(.queryFailed, sqlState: "22021", detail: "parameter $\(position + 1) contains NUL")
         }
         if counted { statementCount += 1 }
-        let deadline = callTimeout.map { ContinuousClock.now + $0 }
+        // Outside a transaction block every statement is its own transaction, and commits when it ends.
+        let mayCommit = commits || PQtransactionStatus(handle) == PQTRANS_IDLE
+        let deadline = callTimeout.map { Deadline(instant: ContinuousClock.now + $0, mayCancel: !mayCommit) }
         let sent: Int32 =
             switch dispatch {
             case .simple(let sql):
@@ -119,7 +134,7 @@ extension PostgresConnection {
         guard let handle else {
             throw PostgresError(.connectionLost, detail: "the connection is closed")
         }
-        let deadline = callTimeout.map { ContinuousClock.now + $0 }
+        let deadline = callTimeout.map { Deadline(instant: ContinuousClock.now + $0, mayCancel: true) }
         guard PQenterPipelineMode(handle) == 1, PQpipelineSync(handle) == 1 else {
             let lost = PQstatus(handle) != CONNECTION_OK
             throw PostgresError(lost ? .connectionLost : .queryFailed, detail: errorMessage(scrubbing: []))
@@ -158,7 +173,7 @@ extension PostgresConnection {
 
     /// Sends what libpq buffered (`PQflush`), waiting for the socket to take it; input that arrives meanwhile is
     /// read so the server is never blocked on its own output.
-    private func flush(_ handle: OpaquePointer, until deadline: ContinuousClock.Instant?) throws {
+    private func flush(_ handle: OpaquePointer, until deadline: Deadline?) throws {
         while true {
             let flushed = PQflush(handle)
             if flushed == 0 { return }
@@ -173,7 +188,7 @@ extension PostgresConnection {
     }
 
     /// Reads input until libpq holds a whole result (or the end of the results): `PQisBusy` is false.
-    private func awaitResult(_ handle: OpaquePointer, until deadline: ContinuousClock.Instant?) throws {
+    private func awaitResult(_ handle: OpaquePointer, until deadline: Deadline?) throws {
         while PQisBusy(handle) != 0 {
             _ = try wait(handle, for: Int16(POLLIN), until: deadline)
             guard PQconsumeInput(handle) != 0 else {
@@ -185,9 +200,9 @@ extension PostgresConnection {
     /// Blocks in `poll()` on the socket until one of `events` (or an error or hang-up) or the deadline.
     ///
     /// - Returns: The events seen.
-    /// - Throws: `.timedOut` (after cancelling and closing, see ``giveUp(after:)``) past the deadline;
+    /// - Throws: `.timedOut` (after closing, see ``giveUp(_:)``) past the deadline;
     ///   `.connectionLost` when the socket is gone.
-    private func wait(_ handle: OpaquePointer, for events: Int16, until deadline: ContinuousClock.Instant?) throws
+    private func wait(_ handle: OpaquePointer, for events: Int16, until deadline: Deadline?) throws
         -> Int16
     {
         let socket = PQsocket(handle)
@@ -197,8 +212,8 @@ extension PostgresConnection {
         while true {
             var milliseconds: Int32 = -1
             if let deadline {
-                let left = ContinuousClock.now.duration(to: deadline)
-                guard left > .zero else { throw giveUp() }
+                let left = ContinuousClock.now.duration(to: deadline.instant)
+                guard left > .zero else { throw giveUp(deadline) }
                 milliseconds = Int32(clamping: max(1, left.postgresMilliseconds))
             }
             var descriptor = pollfd(fd: socket, events: events, revents: 0)
@@ -210,11 +225,20 @@ extension PostgresConnection {
         }
     }
 
-    /// The deadline passed: asks the server to cancel the statement (in the background: `PQcancel` itself waits
-    /// for the server), closes the connection, and returns the error to throw.
-    private func giveUp() -> PostgresError {
+    /// The deadline passed: closes the connection and returns the error to throw. A statement that cannot commit
+    /// is also cancelled (in the background: `PQcancel` itself waits for the server), so that the server stops
+    /// working for nobody.
+    ///
+    /// A statement that may commit is never cancelled. With a synchronous standby, a commit waits for the
+    /// standby's acknowledgement after it is written locally, and a cancel request ends that wait: the commit
+    /// becomes visible at once (PostgreSQL only warns that it "might not have been replicated"), although this
+    /// client gave up on it and a failover can take it back. Closing the connection does not end the wait: the
+    /// commit stays invisible until the standby has it (docs/high-availability.md, "Nothing given up on is
+    /// shown"). The server ends such a statement by itself, at its `statement_timeout` or when it next writes
+    /// to the closed socket.
+    private func giveUp(_ deadline: Deadline) -> PostgresError {
         let timeout = callTimeout ?? .zero
-        if let handle, let cancel = PQgetCancel(handle) {
+        if deadline.mayCancel, let handle, let cancel = PQgetCancel(handle) {
             PostgresCanceller.shared.submit(PostgresCanceller.Request(cancel))
         }
         close()

@@ -5,12 +5,12 @@ internal import CLibPQ
 /// Every call blocks the calling thread until the server answers or the call's deadline passes, so call it from a
 /// thread that may block (`PostgresPool` runs it on its own worker threads), never from Swift's cooperative thread
 /// pool. Statements go out through libpq's asynchronous API on a non-blocking socket and the thread waits in
-/// `poll()` for at most ``Options/callTimeout`` (`statement_timeout` plus a margin): past it the statement is
-/// cancelled in the background (``PostgresCanceller``), the connection closed, and `.timedOut` thrown, so a frozen
-/// or vanished server never holds a thread longer than that. Parameterized statements are prepared once per
-/// connection under a name derived from their text (`PQsendPrepare`, see `PostgresStatementCache`) and run with
-/// `PQsendQueryPrepared` in text format, or sent as the unnamed statement (`PQsendQueryParams`) when
-/// ``PostgresPreparedStatements`` says so; values only ever travel as parameters.
+/// `poll()` for at most ``Options/callTimeout`` (`statement_timeout` plus a margin): past it the connection is
+/// closed (a statement that cannot commit is also cancelled in the background, ``PostgresCanceller``), and
+/// `.timedOut` thrown, so a frozen or vanished server never holds a thread longer than that. Parameterized
+/// statements are prepared once per connection under a name derived from their text (`PQsendPrepare`, see
+/// `PostgresStatementCache`) and run with `PQsendQueryPrepared` in text format, or sent as the unnamed statement
+/// (`PQsendQueryParams`) when ``PostgresPreparedStatements`` says so; values only ever travel as parameters.
 ///
 /// Session state: the session gets `TimeZone` UTC, `DateStyle` ISO and `client_encoding` UTF8, which PgBouncer
 /// tracks and restores for each client even in transaction mode; when the connection may have a server session of
@@ -175,18 +175,34 @@ public final class PostgresConnection {
     /// rollback; this method then throws instead of pretending the work was saved. On a connection without a
     /// server session of its own, `BEGIN` also sets `statement_timeout` for the transaction (`SET LOCAL`).
     ///
-    /// - Parameter body: The work; it gets this connection.
+    /// With `confirmingDurability`, the method returns only once the transaction's commit is durable on the
+    /// server's synchronous standby (when it has one), even if `body` only read. Every commit that `body` saw
+    /// was written to the WAL before this transaction's own commit record, and a standby flushes the WAL in
+    /// order: so once that commit is acknowledged, everything `body` read is on the standby too, and no failover
+    /// can take it back. To get a commit record that waits like a write's, the transaction takes a transaction
+    /// id (`pg_current_xact_id()`, just before `COMMIT`, in the same round trip) and sets `synchronous_commit` to
+    /// `on` for itself (with `BEGIN`). It costs one round trip more than a plain read, and one WAL flush and the
+    /// standby's acknowledgement at the commit.
+    ///
+    /// - Parameters:
+    ///   - confirmingDurability: Whether to return only once what `body` saw is durable (above).
+    ///   - body: The work; it gets this connection.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or `PostgresError` from `BEGIN`/`COMMIT`, or `.queryFailed` with SQLSTATE
     ///   25001 if a transaction is already open on this connection.
     @discardableResult
-    public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+    public func transaction<T>(confirmingDurability: Bool = false, _ body: (PostgresConnection) throws -> T) throws
+        -> T
+    {
         if let handle, PQtransactionStatus(handle) != PQTRANS_IDLE {
             throw PostgresError(.queryFailed, sqlState: "25001", detail: "a transaction is already open")
         }
         var begin = "BEGIN"
         if !ownsSession, let statementTimeout = options.statementTimeout {
             begin += "; SET LOCAL statement_timeout TO \(statementTimeout.postgresMilliseconds)"
+        }
+        if confirmingDurability {
+            begin += "; SET LOCAL synchronous_commit TO on"
         }
         try run(.simple(begin), secrets: [])
         let value: T
@@ -198,7 +214,9 @@ public final class PostgresConnection {
             }
             throw error
         }
-        let commit = try run(.simple("COMMIT"), secrets: [])
+        let commit = try run(
+            .simple(confirmingDurability ? "SELECT pg_current_xact_id(); COMMIT" : "COMMIT"), secrets: [],
+            commits: true)
         if commit.commandStatus == "ROLLBACK" {
             throw PostgresError(.queryFailed, sqlState: "25P02", detail: "COMMIT rolled back a failed transaction")
         }

@@ -51,7 +51,6 @@ struct DeadlineTests {
         async let warmA = pool.query("SELECT pg_sleep(0.2)")
         async let warmB = pool.query("SELECT pg_sleep(0.2)")
         _ = try await (warmA, warmB)
-        let cancelsBefore = PostgresCanceller.shared.statistics.sent
         #expect(cluster.freeze().count > 1)
         defer { cluster.thaw() }
         // Two callers at once, one per connection: each gives up at 1 s + 500 ms, neither waits for the other.
@@ -75,9 +74,34 @@ struct DeadlineTests {
             (try? await pool.query("SELECT 4 AS four").first?.decode("four", as: Int.self)) == 4
         }
         #expect(recovered)
-        // The cancel requests queued while frozen reach the server once it runs again.
+    }
+
+    /// A statement inside a transaction gives up the same way, and its cancel request, queued while the server
+    /// is frozen, reaches it once it runs again. (Statements that may commit are never cancelled:
+    /// `StandbyWaitTests`.)
+    @Test(.enabled(if: canRunClusters)) func aCancelQueuedAgainstAFrozenServerIsSentOnceItRuns() async throws {
+        let cluster = try makeCluster()
+        defer { try? cluster.remove() }
+        let connection = try PostgresConnection(
+            connectionString: cluster.connectionURL(), statementTimeout: .seconds(1))
+        defer { connection.close() }
+        let cancelsBefore = PostgresCanceller.shared.statistics.sent
+        let (outcome, elapsed) = await timed {
+            try connection.transaction { connection in
+                #expect(cluster.freeze().count > 1)
+                return try connection.query("SELECT 1 AS one")
+            }
+        }
+        defer { cluster.thaw() }
+        guard case .failure(let error as PostgresError) = outcome else {
+            Issue.record("expected a PostgresError, got \(outcome)")
+            return
+        }
+        #expect(error.code == .timedOut)
+        #expect(elapsed >= .milliseconds(1400) && elapsed < .milliseconds(3500), "\(elapsed)")
+        cluster.thaw()
         let sent = await TestDatabase.eventually(timeout: .seconds(10)) {
-            PostgresCanceller.shared.statistics.sent >= cancelsBefore + 2
+            PostgresCanceller.shared.statistics.sent > cancelsBefore
         }
         #expect(sent)
     }

@@ -2,13 +2,13 @@
 """The HA test (docs/high-availability.md): fbsessiond through a PostgreSQL failover, behind PgBouncer in
 transaction mode, with nothing lost.
 
-    tools/ha/run [--all | --only NAME,...] [--keep]      (FBSESSIOND names the binary: .build/debug/fbsessiond)
+    tools/ha/run [--only NAME,...] [--keep]      (FBSESSIOND names the binary: .build/debug/fbsessiond)
 
 Stands up, on 127.0.0.1 with free ports under a temporary folder, from Debian packages and deploy/ha's files:
 etcd, two PostgreSQL 15 nodes under Patroni (synchronous mode), HAProxy on Patroni's /primary, PgBouncer in
 transaction mode, the Graph emulator, three `fbsessiond serve` behind nginx, and a webhook receiver. Under steady
-load it runs the scenarios (CI: `freeze` alone; --all: switchover, kill9, node-loss, freeze), checks each one and
-prints a table. Every process it starts is stopped by its pid, also on failure, SIGINT or SIGTERM. Exits non-zero
+load it runs the scenarios (all of them, as CI does: switchover, kill9, standby-stall, node-loss, freeze; or those
+--only names), checks each one and prints a table. Every process it starts is stopped by its pid, also on failure, SIGINT or SIGTERM. Exits non-zero
 when any check failed.
 """
 
@@ -33,7 +33,6 @@ from cluster import PG_BIN, Database  # noqa: E402
 from load import POLL_WAIT, Load  # noqa: E402
 from processes import DEPLOY, ROOT, HAError, Processes, wait_until  # noqa: E402
 
-CI_SCENARIO = "freeze"
 TOOLS = {"etcd": "etcd-server", "patroni": "patroni", "haproxy": "haproxy", "pgbouncer": "pgbouncer",
          "nginx": "nginx"}
 # The service's database deadlines in this test (seconds). A request waits at most ACQUIRE for a pool
@@ -148,7 +147,8 @@ class Harness:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--all", action="store_true", help="every scenario: " + ", ".join(scenarios.NAMES))
+    parser.add_argument("--all", action="store_true", help="every scenario (the default): " +
+                        ", ".join(scenarios.NAMES))
     parser.add_argument("--only", default="", help="comma-separated scenarios, in the order given")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs, ledger.jsonl; it holds "
                                                             "test secrets)")
@@ -161,7 +161,7 @@ def main():
     missing = [package for tool, package in TOOLS.items() if not shutil.which(tool)]
     if missing:
         sys.exit(f"error: missing Debian packages: {' '.join(missing)}")
-    wanted = scenarios.NAMES if options.all else [n for n in options.only.split(",") if n] or [CI_SCENARIO]
+    wanted = scenarios.NAMES if options.all else [n for n in options.only.split(",") if n] or scenarios.NAMES
     unknown = [name for name in wanted if name not in scenarios.NAMES]
     if unknown:
         sys.exit(f"error: unknown scenario(s) {', '.join(unknown)}; known: {', '.join(scenarios.NAMES)}")

@@ -1,9 +1,15 @@
-"""The four faults, and one scenario's course: load, fault, recovery, steady load, checks, repair.
+"""The five faults, and one scenario's course: load, fault, recovery, steady load, checks, repair.
 
 Each fault function gets the harness (`ha.Harness`), does its damage (returning when the fault itself is over:
 a freeze returns after SIGCONT) and returns (fault time, old primary, a note for the report). The old primary
 comes back by itself (Patroni rejoins it as the standby) except after the loss of a node, where `repair`
 starts its Patroni again.
+
+Two faults stall the synchronous standby first, so that the primary holds commits that wait for it when the
+primary dies: the moment when a dying primary can show what its standby never got (docs/high-availability.md,
+"Events a failover cannot take back"). `kill9` kills the primary while those commits wait (well within the
+service's deadline); `standby-stall` waits past the deadline first, so that the service has given up on writes
+(and answered 503) before the primary is lost.
 """
 
 import time
@@ -14,6 +20,7 @@ from processes import HAError, wait_until
 WARM = 5.0       # seconds of load before the fault
 AFTER = 8.0      # seconds of load after the service is back
 FREEZE = 25.0    # seconds the primary stays frozen (beyond the 20 s TTL: the standby takes over meanwhile)
+WAITING = 1.0    # seconds the standby stays frozen before the primary dies (kill9): commits wait meanwhile
 
 
 def switchover(harness):
@@ -22,11 +29,44 @@ def switchover(harness):
     return at, old, f"switchover {old.name} -> {new.name} (Patroni REST POST /switchover)"
 
 
+def waiting_commits(harness, primary, when):
+    """Counts the primary's backends whose commit waits for the standby, and makes that a check of the scenario:
+    the fault must meet commits that wait, or it proves nothing."""
+    waiting = int(harness.database.scalar("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'",
+                                          url=harness.database.node_url(primary)) or 0)
+    harness.fault_check = ("waiting-commits", waiting > 0, f"{waiting} commits waited for the standby {when}")
+    return waiting
+
+
 def kill9(harness):
     old = harness.database.leader()
-    at = time.monotonic()
-    pid = old.kill_postmaster()
-    return at, old, f"kill -9 of {old.name}'s postmaster (pid {pid})"
+    standby = harness.database.standby()
+    stopped = standby.freeze()
+    try:
+        time.sleep(WAITING)
+        waiting_commits(harness, old, "when the primary was killed")
+        at = time.monotonic()
+        pid = old.kill_postmaster()
+    finally:
+        standby.thaw()
+    return at, old, (f"SIGSTOP of the standby {standby.name}'s {stopped} PostgreSQL processes; {WAITING:g} s later, "
+                     f"with commits waiting for it, kill -9 of {old.name}'s postmaster (pid {pid}); SIGCONT")
+
+
+def standby_stall(harness):
+    old = harness.database.leader()
+    standby = harness.database.standby()
+    stall = harness.bounds["*"] + 2.0
+    stopped = standby.freeze()
+    try:
+        time.sleep(stall)
+        waiting_commits(harness, old, "when the primary was lost (the service had given up on them: not cancelled)")
+        at = time.monotonic()  # the bound on coming back counts from the loss; the stall's 503s come before it
+        old.lose()
+    finally:
+        standby.thaw()
+    return at, old, (f"SIGSTOP of the standby {standby.name}'s {stopped} PostgreSQL processes for {stall:g} s (past "
+                     f"the service's deadline: writes answer 503), then {old.name} lost; SIGCONT")
 
 
 def node_loss(harness):
@@ -45,7 +85,8 @@ def freeze(harness):
     return at, old, f"SIGSTOP of {old.name}'s {stopped} PostgreSQL processes for {FREEZE:.0f} s, then SIGCONT"
 
 
-SCENARIOS = [("switchover", switchover), ("kill9", kill9), ("node-loss", node_loss), ("freeze", freeze)]
+SCENARIOS = [("switchover", switchover), ("kill9", kill9), ("standby-stall", standby_stall), ("node-loss", node_loss),
+             ("freeze", freeze)]
 NAMES = [name for name, _ in SCENARIOS]
 
 
@@ -57,8 +98,12 @@ def run(harness, name, fault, since):
     load.run()
     time.sleep(WARM)
     harness.fault_mark = time.monotonic()
+    harness.fault_check = None
     fault_at, old, note = fault(harness)
     print(f"   {note}", flush=True)
+    if harness.fault_check:
+        check, ok, detail = harness.fault_check
+        verify.report(name, row, ok, (check, detail))
     ttl = harness.ttl
     try:
         wait_until(lambda: database.leader() is not None, ttl + 30, "no leader after the fault", interval=0.2)
@@ -96,20 +141,21 @@ def run(harness, name, fault, since):
                              + (f" ({'; '.join(problems[:3])})" if problems else "")
                              + (f"; gave up on {counts[4][:3]}" if counts[4] else "")))
     feed = verify.feed_matches_database(database, fleet.app_id, load.feed_ids(), fleet.hooks.received())
-    feed_ok = not any(feed[key] for key in ("missing", "duplicated", "phantom", "out_of_order", "undelivered"))
+    feed_ok = not any(feed[key] for key in ("missing", "duplicated", "phantom", "out_of_order", "undelivered",
+                                            "phantom_delivered"))
     verify.report(name, row, feed_ok and fleet.hooks.bad_signatures == 0,
                   ("events", f"{feed['committed']} committed events; the feed misses {feed['missing']}, repeats "
                              f"{feed['duplicated']}, has {feed['phantom']} unknown and {feed['out_of_order']} "
-                             f"out of order; {feed['undelivered']} never reached the webhook "
-                             f"({len(fleet.hooks.received())} deliveries, {fleet.hooks.bad_signatures} badly "
-                             f"signed)"))
+                             f"out of order; {feed['undelivered']} never reached the webhook, "
+                             f"{feed['phantom_delivered']} unknown reached it ({len(fleet.hooks.received())} "
+                             f"deliveries, {fleet.hooks.bad_signatures} badly signed)"))
     row["ok"] = checks_consistency(harness, name) and row.get("ok", True)
     restarted = [s.name for s in fleet.services if not s.alive() or s.starts != 1]
     verify.report(name, row, not restarted, ("no-restart", f"{len(fleet.services)} instances, same pids"
                                              + (f"; restarted or dead: {restarted}" if restarted else "")))
     row.update(requests=len(entries), failed=verify.failures_by_status(entries), longest=longest["elapsed"],
                longest_route=longest["route"], lost=lost + feed["missing"] + feed["undelivered"],
-               duplicated=feed["duplicated"] + feed["phantom"] + feed["out_of_order"])
+               duplicated=feed["duplicated"] + feed["phantom"] + feed["out_of_order"] + feed["phantom_delivered"])
     repair(harness, old)
     return row, end
 

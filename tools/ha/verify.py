@@ -92,7 +92,8 @@ def feed_matches_database(database, app_id, feed_ids, delivered):
     once and in that order, and was delivered to the webhook at least once.
 
     Returns a dict: committed, missing (not in the feed), duplicated (in the feed more than once), phantom (in the
-    feed but not in the database), out_of_order, undelivered (never reached the webhook)."""
+    feed but not in the database), out_of_order, undelivered (never reached the webhook), phantom_delivered (sent
+    to the webhook but not in the database)."""
     committed = [row[0] for row in database.psql(f"SELECT id FROM events WHERE app_id = '{app_id}' "
                                                  f"ORDER BY tx, id")]
     known = set(committed)
@@ -107,6 +108,7 @@ def feed_matches_database(database, app_id, feed_ids, delivered):
         "phantom": len(set(seen) - known),
         "out_of_order": out_of_order,
         "undelivered": len(known - set(delivered)),
+        "phantom_delivered": len(set(delivered) - known),
     }
 
 

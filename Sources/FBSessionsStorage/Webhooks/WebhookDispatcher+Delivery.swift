@@ -57,39 +57,49 @@ extension WebhookDispatcher {
 
     /// Claims up to a batch of due deliveries: one statement that locks them (`SKIP LOCKED`), counts the
     /// attempt and moves `next_attempt_at` past the lease, committed before anything is sent.
+    ///
+    /// The claim returns only once its commit is durable on the synchronous standby, like a page of the feed
+    /// (``PostgresEventStore``): the deliveries it saw, and the events they carry, were committed before it, so no
+    /// failover can take back an event that a webhook was sent.
     func claim() async throws -> [Claim] {
         let limit = configuration.batchSize
         let lease = Self.seconds(configuration.lease)
         return try await database.run { connection in
-            try connection.query(
-                """
-                WITH due AS (
-                    SELECT d.webhook_id, d.event_id
-                    FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-                    WHERE d.delivered_at IS NULL AND d.next_attempt_at <= now() AND w.disabled_at IS NULL
-                    ORDER BY d.next_attempt_at, d.event_id
-                    LIMIT \(limit)
-                    FOR UPDATE OF d SKIP LOCKED
-                ), claimed AS (
-                    UPDATE webhook_deliveries d
-                    SET attempts = d.attempts + 1, last_attempt_at = now(),
-                        next_attempt_at = now() + make_interval(secs => \(lease))
-                    FROM due WHERE d.webhook_id = due.webhook_id AND d.event_id = due.event_id
-                    RETURNING d.webhook_id, d.event_id, d.attempts
-                )
-                SELECT c.webhook_id, c.attempts, w.url, w.secret_key_id, w.secret_box,
-                       e.id, e.tx::text::bigint AS tx, e.type, e.session_id, e.owner, e.at, e.data::text AS data
-                FROM claimed c JOIN webhooks w ON w.id = c.webhook_id JOIN events e ON e.id = c.event_id
-                ORDER BY e.tx, e.id
-                """
-            ).map { row in
-                Claim(
-                    webhookID: try row.decode("webhook_id"), attempt: try row.decode("attempts"),
-                    url: try row.decode("url"),
-                    sealedSecret: Keyring.Sealed(
-                        keyID: try row.decode("secret_key_id"), box: try row.decode("secret_box")),
-                    event: try PostgresEventStore.event(from: row))
+            try connection.transaction(confirmingDurability: true) { connection in
+                try Self.claim(on: connection, limit: limit, lease: lease)
             }
+        }
+    }
+
+    private static func claim(on connection: PostgresConnection, limit: Int, lease: Double) throws -> [Claim] {
+        try connection.query(
+            """
+            WITH due AS (
+                SELECT d.webhook_id, d.event_id
+                FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+                WHERE d.delivered_at IS NULL AND d.next_attempt_at <= now() AND w.disabled_at IS NULL
+                ORDER BY d.next_attempt_at, d.event_id
+                LIMIT \(limit)
+                FOR UPDATE OF d SKIP LOCKED
+            ), claimed AS (
+                UPDATE webhook_deliveries d
+                SET attempts = d.attempts + 1, last_attempt_at = now(),
+                    next_attempt_at = now() + make_interval(secs => \(lease))
+                FROM due WHERE d.webhook_id = due.webhook_id AND d.event_id = due.event_id
+                RETURNING d.webhook_id, d.event_id, d.attempts
+            )
+            SELECT c.webhook_id, c.attempts, w.url, w.secret_key_id, w.secret_box,
+                   e.id, e.tx::text::bigint AS tx, e.type, e.session_id, e.owner, e.at, e.data::text AS data
+            FROM claimed c JOIN webhooks w ON w.id = c.webhook_id JOIN events e ON e.id = c.event_id
+            ORDER BY e.tx, e.id
+            """
+        ).map { row in
+            Claim(
+                webhookID: try row.decode("webhook_id"), attempt: try row.decode("attempts"),
+                url: try row.decode("url"),
+                sealedSecret: Keyring.Sealed(
+                    keyID: try row.decode("secret_key_id"), box: try row.decode("secret_box")),
+                event: try PostgresEventStore.event(from: row))
         }
     }
 
