@@ -9,9 +9,10 @@ import Postgres
 /// commits after a reader passed later ids still sorts after the reader's cursor: no cursor ever skips one.
 /// The price is that one long transaction anywhere on the server holds back the feed until it ends.
 ///
-/// A page is returned only once every event on it is durable on the synchronous standby: the read runs in a
-/// transaction whose commit waits for the standby (``PostgresConnection/transaction(confirmingDurability:_:)``),
-/// so a failover may delay an event but never take back one the feed showed. A commit can be visible on the
+/// A page with events is returned only once every one of them is durable on the synchronous standby: the read
+/// runs in a transaction whose commit then waits for the standby
+/// (``PostgresConnection/confirmDurabilityAtCommit()``), so a failover may delay an event but never take back
+/// one the feed showed. A commit can be visible on the
 /// primary before the standby has it: a backend whose wait for the standby ended early (its postmaster died,
 /// or a cancel request came) still ends its transaction there. docs/high-availability.md has the cases.
 public struct PostgresEventStore: EventStore {
@@ -26,8 +27,12 @@ public struct PostgresEventStore: EventStore {
 
     public func events(appID: String, after cursor: EventCursor?, limit: Int) async throws -> EventPage {
         try await database.run { connection in
-            try connection.transaction(confirmingDurability: true) { connection in
-                try Self.read(on: connection, appID: appID, after: cursor, limit: limit, checkPending: true)
+            try connection.transaction { connection in
+                let page = try Self.read(on: connection, appID: appID, after: cursor, limit: limit, checkPending: true)
+                if !page.events.isEmpty {
+                    try connection.confirmDurabilityAtCommit()
+                }
+                return page
             }
         }
     }

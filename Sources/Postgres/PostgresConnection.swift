@@ -175,34 +175,18 @@ public final class PostgresConnection {
     /// rollback; this method then throws instead of pretending the work was saved. On a connection without a
     /// server session of its own, `BEGIN` also sets `statement_timeout` for the transaction (`SET LOCAL`).
     ///
-    /// With `confirmingDurability`, the method returns only once the transaction's commit is durable on the
-    /// server's synchronous standby (when it has one), even if `body` only read. Every commit that `body` saw
-    /// was written to the WAL before this transaction's own commit record, and a standby flushes the WAL in
-    /// order: so once that commit is acknowledged, everything `body` read is on the standby too, and no failover
-    /// can take it back. To get a commit record that waits like a write's, the transaction takes a transaction
-    /// id (`pg_current_xact_id()`, just before `COMMIT`, in the same round trip) and sets `synchronous_commit` to
-    /// `on` for itself (with `BEGIN`). It costs one round trip more than a plain read, and one WAL flush and the
-    /// standby's acknowledgement at the commit.
-    ///
-    /// - Parameters:
-    ///   - confirmingDurability: Whether to return only once what `body` saw is durable (above).
-    ///   - body: The work; it gets this connection.
+    /// - Parameter body: The work; it gets this connection.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or `PostgresError` from `BEGIN`/`COMMIT`, or `.queryFailed` with SQLSTATE
     ///   25001 if a transaction is already open on this connection.
     @discardableResult
-    public func transaction<T>(confirmingDurability: Bool = false, _ body: (PostgresConnection) throws -> T) throws
-        -> T
-    {
+    public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         if let handle, PQtransactionStatus(handle) != PQTRANS_IDLE {
             throw PostgresError(.queryFailed, sqlState: "25001", detail: "a transaction is already open")
         }
         var begin = "BEGIN"
         if !ownsSession, let statementTimeout = options.statementTimeout {
             begin += "; SET LOCAL statement_timeout TO \(statementTimeout.postgresMilliseconds)"
-        }
-        if confirmingDurability {
-            begin += "; SET LOCAL synchronous_commit TO on"
         }
         try run(.simple(begin), secrets: [])
         let value: T
@@ -214,13 +198,30 @@ public final class PostgresConnection {
             }
             throw error
         }
-        let commit = try run(
-            .simple(confirmingDurability ? "SELECT pg_current_xact_id(); COMMIT" : "COMMIT"), secrets: [],
-            commits: true)
+        let commit = try run(.simple("COMMIT"), secrets: [], commits: true)
         if commit.commandStatus == "ROLLBACK" {
             throw PostgresError(.queryFailed, sqlState: "25P02", detail: "COMMIT rolled back a failed transaction")
         }
         return value
+    }
+
+    /// Inside ``transaction(_:)``: makes its `COMMIT` return only once the commit is durable on the server's
+    /// synchronous standby (when it has one), even if the transaction only read.
+    ///
+    /// Every commit that the transaction saw was written to the WAL before this transaction's own commit record,
+    /// and a standby flushes the WAL in order: so once that commit is acknowledged, everything the transaction
+    /// read is on the standby too, and no failover can take it back. Without a write, a transaction has no
+    /// commit record to wait for; this statement gives it one, by taking a transaction id
+    /// (`pg_current_xact_id()`), and sets `synchronous_commit` to `on` for the transaction, whatever the
+    /// server's default. It costs this round trip, and one WAL flush and the standby's acknowledgement at the
+    /// commit.
+    ///
+    /// - Throws: `PostgresError`, as for any statement; `.queryFailed` with SQLSTATE 25000 outside a transaction.
+    public func confirmDurabilityAtCommit() throws {
+        if let handle, PQtransactionStatus(handle) != PQTRANS_INTRANS {
+            throw PostgresError(.queryFailed, sqlState: "25000", detail: "not inside a transaction")
+        }
+        try run(.simple("SELECT set_config('synchronous_commit', 'on', true), pg_current_xact_id()"), secrets: [])
     }
 
     /// `PQerrorMessage` with `secrets` scrubbed.

@@ -151,6 +151,8 @@ struct StandbyWaitTests {
         let (cluster, admin) = try makeCluster()
         defer { try? cluster.remove() }
         defer { admin.close() }
+        // Outside a transaction there is no commit to wait for: refused.
+        #expect(throws: PostgresError.self) { try admin.confirmDurabilityAtCommit() }
         // A commit that is visible but not on the standby: what a dying primary, or a cancel request, leaves.
         try admin.simpleQuery(unsafeSQL: "SET synchronous_commit TO local")
         try admin.simpleQuery(unsafeSQL: "INSERT INTO t VALUES (1)")
@@ -158,14 +160,23 @@ struct StandbyWaitTests {
         defer { connection.close() }
         #expect(try connection.transaction { try rows($0) } == 1)  // A plain read shows it.
         let error = #expect(throws: PostgresError.self) {
-            try connection.transaction(confirmingDurability: true) { try rows($0) }
+            try connection.transaction { connection in
+                let seen = try rows(connection)
+                try connection.confirmDurabilityAtCommit()
+                return seen
+            }
         }
         #expect(error?.code == .timedOut)
         try releaseTheStandbyWait(admin)
         let reader = try writer(cluster)
         defer { reader.close() }
         let seen = await TestDatabase.eventually(timeout: .seconds(5)) {
-            (try? reader.transaction(confirmingDurability: true) { try rows($0) }) == 1
+            let count = try? reader.transaction { connection in
+                let seen = try rows(connection)
+                try connection.confirmDurabilityAtCommit()
+                return seen
+            }
+            return count == 1
         }
         #expect(seen)
     }

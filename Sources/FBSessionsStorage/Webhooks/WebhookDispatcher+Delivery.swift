@@ -60,13 +60,19 @@ extension WebhookDispatcher {
     ///
     /// The claim returns only once its commit is durable on the synchronous standby, like a page of the feed
     /// (``PostgresEventStore``): the deliveries it saw, and the events they carry, were committed before it, so no
-    /// failover can take back an event that a webhook was sent.
+    /// failover can take back an event that a webhook was sent. (Its own write would wait for the standby under
+    /// the server's usual settings; ``PostgresConnection/confirmDurabilityAtCommit()`` makes it wait whatever the
+    /// role's `synchronous_commit`.)
     func claim() async throws -> [Claim] {
         let limit = configuration.batchSize
         let lease = Self.seconds(configuration.lease)
         return try await database.run { connection in
-            try connection.transaction(confirmingDurability: true) { connection in
-                try Self.claim(on: connection, limit: limit, lease: lease)
+            try connection.transaction { connection in
+                let claims = try Self.claim(on: connection, limit: limit, lease: lease)
+                if !claims.isEmpty {
+                    try connection.confirmDurabilityAtCommit()
+                }
+                return claims
             }
         }
     }
