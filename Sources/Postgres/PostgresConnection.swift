@@ -210,18 +210,22 @@ public final class PostgresConnection {
     ///
     /// Every commit that the transaction saw was written to the WAL before this transaction's own commit record,
     /// and a standby flushes the WAL in order: so once that commit is acknowledged, everything the transaction
-    /// read is on the standby too, and no failover can take it back. Without a write, a transaction has no
-    /// commit record to wait for; this statement gives it one, by taking a transaction id
-    /// (`pg_current_xact_id()`), and sets `synchronous_commit` to `on` for the transaction, whatever the
-    /// server's default. It costs this round trip, and one WAL flush and the standby's acknowledgement at the
-    /// commit.
+    /// read is on the standby too, and no failover can take it back. PostgreSQL waits for the standby only at the
+    /// commit of a transaction that wrote WAL before its commit record (`RecordTransactionCommit`); a transaction
+    /// id alone is not enough (`pg_current_xact_id()` commits at once, measured). So this statement writes one
+    /// small WAL record that changes no table, a transactional logical decoding message
+    /// (`pg_logical_emit_message(true, 'fbsessions', '')`, which any role may call), and sets
+    /// `synchronous_commit` to `on` for the transaction, whatever the server's default. It costs this round
+    /// trip, and one WAL flush and the standby's acknowledgement at the commit.
     ///
     /// - Throws: `PostgresError`, as for any statement; `.queryFailed` with SQLSTATE 25000 outside a transaction.
     public func confirmDurabilityAtCommit() throws {
         if let handle, PQtransactionStatus(handle) != PQTRANS_INTRANS {
             throw PostgresError(.queryFailed, sqlState: "25000", detail: "not inside a transaction")
         }
-        try run(.simple("SELECT set_config('synchronous_commit', 'on', true), pg_current_xact_id()"), secrets: [])
+        let statement = "SELECT set_config('synchronous_commit', 'on', true), "
+            + "pg_logical_emit_message(true, 'fbsessions', '')"
+        try run(.simple(statement), secrets: [])
     }
 
     /// `PQerrorMessage` with `secrets` scrubbed.
