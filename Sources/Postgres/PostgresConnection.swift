@@ -206,7 +206,9 @@ public final class PostgresConnection {
     }
 
     /// Inside ``transaction(_:)``: makes its `COMMIT` return only once the commit is durable on the server's
-    /// synchronous standby (when it has one), even if the transaction only read.
+    /// synchronous standby, even if the transaction only read. On a server with no synchronous standby
+    /// (`synchronous_standby_names` empty) it does nothing: there is nothing to wait for, and every commit the
+    /// transaction saw was flushed to disk before it was visible.
     ///
     /// Every commit that the transaction saw was written to the WAL before this transaction's own commit record,
     /// and a standby flushes the WAL in order: so once that commit is acknowledged, everything the transaction
@@ -215,16 +217,20 @@ public final class PostgresConnection {
     /// id alone is not enough (`pg_current_xact_id()` commits at once, measured). So this statement writes one
     /// small WAL record that changes no table, a transactional logical decoding message
     /// (`pg_logical_emit_message(true, 'fbsessions', '')`, which any role may call), and sets
-    /// `synchronous_commit` to `on` for the transaction, whatever the server's default. It costs this round
-    /// trip, and one WAL flush and the standby's acknowledgement at the commit.
+    /// `synchronous_commit` to `on` for the transaction, whatever the role's default. It costs this round trip,
+    /// and with a standby one WAL flush and the standby's acknowledgement at the commit (docs/high-availability.md
+    /// has the figures).
     ///
     /// - Throws: `PostgresError`, as for any statement; `.queryFailed` with SQLSTATE 25000 outside a transaction.
     public func confirmDurabilityAtCommit() throws {
         if let handle, PQtransactionStatus(handle) != PQTRANS_INTRANS {
             throw PostgresError(.queryFailed, sqlState: "25000", detail: "not inside a transaction")
         }
-        let statement = "SELECT set_config('synchronous_commit', 'on', true), "
-            + "pg_logical_emit_message(true, 'fbsessions', '')"
+        let statement = """
+            SELECT set_config('synchronous_commit', 'on', true),
+                   CASE WHEN current_setting('synchronous_standby_names') <> ''
+                        THEN pg_logical_emit_message(true, 'fbsessions', '') END
+            """
         try run(.simple(statement), secrets: [])
     }
 
