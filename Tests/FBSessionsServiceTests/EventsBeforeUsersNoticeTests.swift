@@ -24,13 +24,15 @@ import TestSupport
 
     /// The events of one type, oldest first: the session and `data`.
     static func events(_ harness: SessionHarness, _ type: String) async throws -> [(session: String, data: [String: Any])] {
-        try await harness.rows(
-            "SELECT session_id, data::text AS data FROM events WHERE type = \(type) ORDER BY id"
-        ).map { row in
+        let rows = try await harness.rows(
+            "SELECT session_id, data::text AS data FROM events WHERE type = \(type) ORDER BY id")
+        var found: [(session: String, data: [String: Any])] = []
+        for row in rows {
             let text = try row.decode("data", as: String.self)
             let data = (try JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-            return (try row.decode("session_id", as: String.self), data)
+            found.append((session: try row.decode("session_id", as: String.self), data: data))
         }
+        return found
     }
 
     static func token(_ session: [String: Any]) -> [String: Any] {
