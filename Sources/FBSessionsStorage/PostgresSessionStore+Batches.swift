@@ -38,7 +38,7 @@ extension PostgresSessionStore {
                 WITH ORDINALITY AS r(session_id, app_id, i)
             LEFT JOIN \(unsafeSQL: SessionRow.joined) ON s.id = r.session_id AND s.app_id = r.app_id
             """)
-        let answers = BatchAnswers.byIndex(rows, count: reads.count) { _, row in
+        let answers: [Result<Session?, any Error>] = BatchAnswers.byIndex(rows, count: reads.count) { _, row in
             guard try row.decode("id", as: String?.self) != nil else { return nil }
             return try SessionRow.session(from: row)
         }
