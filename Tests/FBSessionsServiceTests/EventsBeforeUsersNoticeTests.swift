@@ -116,6 +116,25 @@ import TestSupport
         #expect(try await Self.events(harness, "session.action_required").count == 2)
     }
 
+    @Test func theReasonNamesWhyARequiredPermissionIsNotGranted() async throws {
+        let harness = try await SessionHarness(requiredPermissions: ["email"])
+        defer { harness.stop() }
+        let missing = try harness.emulator.createUser(firstName: "Mia", lastName: "M", name: "Mia M", email: nil)
+        let expired = try harness.emulator.createUser(firstName: "Eli", lastName: "E", name: "Eli E", email: nil)
+        let missingToken = try harness.emulator.issueToken(
+            appID: harness.facebookApp.id, userID: missing.id, granted: ["public_profile"])
+        let expiredToken = try harness.emulator.issueToken(
+            appID: harness.facebookApp.id, userID: expired.id, granted: ["public_profile"], expired: ["email"])
+        let missingID = try #require(try await harness.login(owner: "m", token: missingToken.accessToken).json["id"] as? String)
+        let expiredID = try #require(try await harness.login(owner: "e", token: expiredToken.accessToken).json["id"] as? String)
+        let written = try await Self.events(harness, "session.action_required")
+        #expect(written.count == 2)
+        let reasons = Dictionary(written.map { ($0.session, $0.data["reason"] as? String ?? "?") }) { first, _ in first }
+        #expect(reasons[missingID] == "permission_missing")
+        #expect(reasons[expiredID] == "permission_expired")
+        #expect(written.allSatisfy { $0.data["action_required"] as? String == "rerequest" })
+    }
+
     // MARK: session.expiring
 
     @Test func theSweepWarnsOncePerDeadlineAndAMovedDeadlineRearms() async throws {
