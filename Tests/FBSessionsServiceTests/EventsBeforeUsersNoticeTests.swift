@@ -55,9 +55,8 @@ import TestSupport
         let stored = try #require(try await harness.call("GET", "/v1/sessions/\(id)/token").json["access_token"] as? String)
         let revoke = try await harness.client.execute(
             ClientRequest(
-                method: "DELETE",
-                url: harness.emulator.graphURL("me/permissions/email") + "?access_token=" + stored, headers: [],
-                body: nil))
+                method: "DELETE", url: harness.emulator.graphURL("me/permissions/email"),
+                headers: [("Authorization", "Bearer " + stored)], body: nil))
         #expect(revoke.status == 200)
         let rerequest = try await harness.call("GET", "/v1/sessions/\(id)?validate=always").json
         #expect(rerequest["action_required"] as? String == "rerequest")
