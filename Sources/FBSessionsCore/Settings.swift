@@ -67,6 +67,9 @@ public struct Settings: Sendable {
     public var sweepRate: Double
     /// The sweep re-validates sessions not validated for this many seconds.
     public var sweepMaxAge: Double
+    /// Seconds before `token.expires_at` or `token.data_access_expires_at` that a standard session gets its
+    /// `session.expiring` event (once per deadline; 0: never). At most ``maxExpiryWarning``.
+    public var expiryWarning: Int
     /// Seconds a key's app and scopes are remembered after a full lookup (0: never cached). Never how long a
     /// revoked key keeps working: every request confirms its key's liveness in the database (docs/caching.md).
     public var keyCacheTTL: Double
@@ -80,6 +83,11 @@ public struct Settings: Sendable {
     /// The Graph API version used when `FBS_GRAPH_VERSION` is unset: one with more than a year left on Meta's
     /// table (``GraphVersionTable/defaultVersion``).
     public static let defaultGraphVersion = GraphVersionTable.defaultVersion.description
+    /// `FBS_EXPIRY_WARNING` when unset: a week.
+    public static let defaultExpiryWarning = 604_800
+    /// The largest `FBS_EXPIRY_WARNING`: 90 days, the whole life of data access (a longer window would warn at
+    /// every login).
+    public static let maxExpiryWarning = 90 * 86_400
     /// Limited Login's key set (developers.facebook.com, "OIDC Token for Limited Login").
     public static let defaultLimitedJWKSURL = "https://limited.facebook.com/.well-known/oauth/openid/jwks/"
     /// Limited Login's uninstall endpoint (the same page).
@@ -126,6 +134,10 @@ public struct Settings: Sendable {
         ("FBS_SWEEP_INTERVAL", "60", "seconds between background sweeps in serve (0: off; use `fbsessiond sweep`)"),
         ("FBS_SWEEP_RATE", "20", "most sessions the sweep looks at per second"),
         ("FBS_SWEEP_MAX_AGE", "86400", "the sweep re-validates sessions not validated for this many seconds"),
+        (
+            "FBS_EXPIRY_WARNING", String(defaultExpiryWarning),
+            "seconds before a token or its data access runs out that session.expiring is sent, once per deadline (0: never)"
+        ),
         ("FBS_KEY_CACHE_TTL", "300", "seconds a key's app and scopes are remembered; revocation still applies at once (0: off)"),
         ("FBS_CACHE_BYTES", "33554432", "bytes for the exact cache of sessions, owners' lists and key liveness (0: off)"),
     ]
@@ -210,6 +222,8 @@ public struct Settings: Sendable {
             sweepInterval: reader.seconds("FBS_SWEEP_INTERVAL", default: 60, in: 0...86_400),
             sweepRate: reader.seconds("FBS_SWEEP_RATE", default: 20, in: 0.01...10_000),
             sweepMaxAge: reader.seconds("FBS_SWEEP_MAX_AGE", default: 86_400, in: 60...(86_400 * 60)),
+            expiryWarning: reader.integer(
+                "FBS_EXPIRY_WARNING", default: defaultExpiryWarning, in: 0...maxExpiryWarning),
             keyCacheTTL: reader.seconds("FBS_KEY_CACHE_TTL", default: 300, in: 0...86_400),
             cacheBytes: reader.integer("FBS_CACHE_BYTES", default: 32 << 20, in: 0...(64 << 30)))
         if !reader.problems.isEmpty {

@@ -83,7 +83,9 @@ public final class ServiceAssembly: Sendable {
         }
         if let cache { Self.count(cache, in: metrics) }
         self.cache = cache
-        store = PostgresSessionStore(database: database.database, keyring: database.keyring, cache: cache)
+        store = PostgresSessionStore(
+            database: database.database, keyring: database.keyring, cache: cache,
+            expiryWarning: Double(settings.expiryWarning))
         let graphVersions = GraphVersionWatch(
             apps: apps, defaultVersion: GraphVersion(settings.graphVersion) ?? GraphVersionTable.defaultVersion,
             metrics: metrics, logger: parts.logger("graph"))

@@ -39,7 +39,7 @@ extension PostgresSessionStore {
 
     public func finishValidation(id: String, appID: String, result: ValidationResult) async throws -> Session? {
         let sealedExtension: Keyring.Sealed?
-        if case .valid(_, _, _, _, let extended?, _) = result {
+        if case .valid(_, _, _, _, let extended?, _, _) = result {
             sealedExtension = try keyringSeal(extended, sessionID: id)
         } else {
             sealedExtension = nil
@@ -59,10 +59,14 @@ extension PostgresSessionStore {
                         updated_at = now()
                     WHERE id = \(id) AND app_id = \(appID)
                     """)
+                events += Self.actionEvents(
+                    .reauthorize, reason: .dataAccessExpired, before: current.storedAction, sessionID: id,
+                    owner: current.owner)
             case .invalid(let reason):
                 _ = try Self.closeRow(id, appID: appID, reason: reason, on: connection)
                 events.append(SessionEvent(.sessionClosed, sessionID: id, owner: current.owner, data: ["reason": .string(reason.rawValue)]))
-            case .valid(let expiresAt, let dataAccessExpiresAt, let permissions, let profile, _, let action):
+            case .valid(
+                let expiresAt, let dataAccessExpiresAt, let permissions, let profile, _, let action, let actionReason):
                 try connection.execute(
                     """
                     UPDATE sessions SET validating_until = NULL, validated_at = now(), updated_at = now(),
@@ -98,6 +102,8 @@ extension PostgresSessionStore {
                         """)
                     events.append(SessionEvent(.tokenChanged, sessionID: id, owner: current.owner, data: ["user_changed": .bool(false)]))
                 }
+                events += Self.actionEvents(
+                    action, reason: actionReason, before: current.storedAction, sessionID: id, owner: current.owner)
             }
             try EventWriter.write(events, appID: appID, on: connection)
             return try Self.read(id, appID: appID, on: connection)

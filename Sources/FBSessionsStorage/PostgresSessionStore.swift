@@ -17,17 +17,32 @@ public struct PostgresSessionStore: SessionStore {
     private let statusReads: ReadBatcher<SessionRead, Session?>
     private let ownerReads: ReadBatcher<OwnerListRead, [Session]>
     private let cache: ExactCache?
+    /// Seconds before a deadline that `session.expiring` is written (`FBS_EXPIRY_WARNING`; 0: never).
+    let expiryWarning: Double
 
     /// Creates the store.
     ///
-    /// - Parameter cache: The exact cache the status and owner-list reads answer from when it can (nil: every
-    ///   read goes to the database).
-    public init(database: Database, keyring: Keyring, cache: ExactCache? = nil) {
+    /// - Parameters:
+    ///   - cache: The exact cache the status and owner-list reads answer from when it can (nil: every read goes
+    ///     to the database).
+    ///   - expiryWarning: Seconds before `token.expires_at` or `token.data_access_expires_at` that a standard
+    ///     session gets `session.expiring` (`FBS_EXPIRY_WARNING`; 0: never), from the sweep or from a read
+    ///     (PostgresSessionStore+Expiry.swift).
+    public init(
+        database: Database, keyring: Keyring, cache: ExactCache? = nil,
+        expiryWarning: Double = Double(Settings.defaultExpiryWarning)
+    ) {
         self.database = database
         self.keyring = keyring
         self.cache = cache
-        statusReads = ReadBatcher(database: database, fetch: Self.fetchSessions)
-        ownerReads = ReadBatcher(database: database, fetch: Self.fetchOwnerLists)
+        let warning = max(0, expiryWarning)
+        self.expiryWarning = warning
+        statusReads = ReadBatcher(database: database) { connection, reads in
+            try Self.fetchSessions(connection, reads, expiryWarning: warning)
+        }
+        ownerReads = ReadBatcher(database: database) { connection, reads in
+            try Self.fetchOwnerLists(connection, reads, expiryWarning: warning)
+        }
     }
 
     public func storeLogin(_ login: LoginRecord) async throws -> StoredLogin {
@@ -58,7 +73,8 @@ public struct PostgresSessionStore: SessionStore {
             if let existing = live.first(where: { $0.user == login.facebookUserID }) {
                 sessionID = existing.id
                 created = false
-                let before = try Self.read(existing.id, appID: login.appID, on: connection)?.profile
+                let stored = try Self.read(existing.id, appID: login.appID, on: connection)
+                let before = stored?.profile
                 try Self.writeToken(login, sessionID: sessionID, keyring: keyring, insert: false, slot: existing.slot, on: connection)
                 if login.kind == .limited, before?.pictureURL != login.profile.pictureURL {
                     try Self.dropLimitedPicture(appID: login.appID, facebookUserID: login.facebookUserID, on: connection)
@@ -71,6 +87,9 @@ public struct PostgresSessionStore: SessionStore {
                 if !fields.isEmpty {
                     events.append(SessionEvent(.profileChanged, sessionID: sessionID, owner: login.owner, data: ["fields": .strings(fields)]))
                 }
+                events += Self.actionEvents(
+                    login.action, reason: login.actionReason, before: stored?.storedAction, sessionID: sessionID,
+                    owner: login.owner)
             } else {
                 let taken = Set(live.map(\.slot))
                 let slot: Int
@@ -96,6 +115,8 @@ public struct PostgresSessionStore: SessionStore {
                 ]
                 if let replaced { data["previous_session_id"] = .string(replaced.id) }
                 events.append(SessionEvent(.tokenChanged, sessionID: sessionID, owner: login.owner, data: data))
+                events += Self.actionEvents(
+                    login.action, reason: login.actionReason, before: nil, sessionID: sessionID, owner: login.owner)
             }
             var active = activeID
             if replaced != nil, activeID == replaced?.id { active = nil }
@@ -252,6 +273,18 @@ public struct PostgresSessionStore: SessionStore {
     }
 
     // MARK: Rows
+
+    /// `session.action_required` when a session's `action_required` becomes `action` from `before`: only when
+    /// `action` is non-null and differs (once per change; none while it stays the same, none when it clears).
+    /// The caller holds the owner's lock, so `before` is what it replaces.
+    static func actionEvents(
+        _ action: ActionRequired?, reason: ActionReason?, before: ActionRequired?, sessionID: String, owner: String
+    ) -> [SessionEvent] {
+        guard let action, action != before else { return [] }
+        return [
+            .actionRequired(action, reason: reason ?? .usual(for: action), sessionID: sessionID, owner: owner)
+        ]
+    }
 
     /// Locks the owner's row (if the owner has one): the first lock of every transaction that changes the
     /// owner's sessions.

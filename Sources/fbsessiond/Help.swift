@@ -97,8 +97,8 @@ enum Help {
 
         One pass of the background sweep, then exit (for cron when FBS_SWEEP_INTERVAL=0): re-extends tokens
         that near expiry or were not extended for FBS_REFRESH_AFTER seconds, re-validates sessions not validated
-        for FBS_SWEEP_MAX_AGE seconds, closes those Graph says are dead, and retries revocations owed to
-        Facebook. At most FBS_SWEEP_RATE sessions per second; stops early when Graph is failing. Safe to run on
+        for FBS_SWEEP_MAX_AGE seconds, closes those Graph says are dead, writes session.expiring for deadlines
+        within FBS_EXPIRY_WARNING seconds (once per deadline), and retries revocations owed to Facebook. At most FBS_SWEEP_RATE sessions per second; stops early when Graph is failing. Safe to run on
         several hosts at once (rows are claimed with FOR UPDATE SKIP LOCKED).
 
         """ + LocalStack.helpNote

@@ -24,7 +24,8 @@ enum SweepCommand {
             .pass()
         print(
             "validated \(report.validated), extended \(report.extended), closed \(report.closed), "
-                + "deferred \(report.deferred), revoked \(report.revoked), revocations pending \(report.revocationsPending)")
+                + "deferred \(report.deferred), expiring \(report.expiring), revoked \(report.revoked), "
+                + "revocations pending \(report.revocationsPending)")
     }
 
     /// The service a pass runs on: as `serve` wires it, without an exact cache (a one-off pass has no listener to
@@ -53,6 +54,7 @@ enum SweepCommand {
                             [
                                 "validated": .int(report.validated), "extended": .int(report.extended),
                                 "closed": .int(report.closed), "deferred": .int(report.deferred),
+                                "expiring": .int(report.expiring),
                                 "revoked": .int(report.revoked), "revocations_pending": .int(report.revocationsPending),
                                 "next_pass_in": .int(Int(pause)),
                             ])

@@ -122,6 +122,21 @@ import TestSupport
         }
     }
 
+    /// Issue 39: a bad `FBS_EXPIRY_WARNING` stops `serve` and `sweep` before they touch anything, naming the range.
+    @Test(.enabled(if: isEnabled)) func aBadExpiryWarningIsRefusedAtStart() async throws {
+        try await onThread {
+            for command in ["serve", "sweep"] {
+                for bad in ["-1", "a week", "7776001"] {
+                    let outcome = try Self.run([command], environment: ["FBS_EXPIRY_WARNING": bad, "DATABASE_URL": "x"])
+                    #expect(outcome.status != 0, "\(command) \(bad)")
+                    #expect(
+                        outcome.errors.contains("FBS_EXPIRY_WARNING: expected a whole number in 0...7776000"),
+                        "\(command) \(bad): \(outcome.errors)")
+                }
+            }
+        }
+    }
+
     @Test(.enabled(if: isEnabled && TestDatabase.isEnabled)) func operatorFlowFromMigrateToSigterm() async throws {
         let url = try TestDatabase.createEmpty()
         defer { TestDatabase.drop(url) }

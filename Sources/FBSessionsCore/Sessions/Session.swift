@@ -21,6 +21,26 @@ public enum ActionRequired: String, Sendable, Codable {
     case login
 }
 
+/// Why a session's `action_required` was set: the `reason` of a `session.action_required` event (snake_case).
+public enum ActionReason: String, Sendable, CaseIterable {
+    /// Graph answered 190/493 (data access expired): `reauthorize`.
+    case dataAccessExpired = "data_access_expired"
+    /// A permission the app requires was declined by the person: `rerequest`.
+    case permissionDeclined = "permission_declined"
+    /// A permission the app requires has expired (Graph lists it as `expired`): `rerequest`.
+    case permissionExpired = "permission_expired"
+    /// A permission the app requires was never granted (not asked, or removed): `rerequest`.
+    case permissionMissing = "permission_missing"
+
+    /// The reason an action gets when its cause is not known more precisely (a record made without one).
+    public static func usual(for action: ActionRequired) -> ActionReason {
+        switch action {
+        case .reauthorize: .dataAccessExpired
+        case .rerequest, .login: .permissionDeclined
+        }
+    }
+}
+
 /// One entry of a session's `granular_scopes` (``GraphTokenInfo/GranularScope``).
 public typealias GranularScope = GraphTokenInfo.GranularScope
 

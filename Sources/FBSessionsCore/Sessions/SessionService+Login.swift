@@ -65,12 +65,12 @@ extension SessionService {
             let longLived = info.expiresAt.map { $0.timeIntervalSince(now) > 7 * 86_400 } ?? true
             if !longLived { throw error }
         }
+        let needed = Self.actionNeeded(permissions: permissions, required: app.requiredPermissions)
         let record = LoginRecord(
             appID: app.id, owner: owner, requestedSlot: slot, activate: activate, maxSlots: policy.maxSlots,
             facebookUserID: userID, token: token, tokenExpiresAt: expiresAt,
             dataAccessExpiresAt: info.dataAccessExpiresAt, permissions: permissions, profile: Profile(profile),
-            action: Self.action(permissions: permissions, required: app.requiredPermissions),
-            granularScopes: info.granularScopes)
+            action: needed?.action, granularScopes: info.granularScopes, actionReason: needed?.reason)
         var stored = try await store.storeLogin(record)
         stored.session = present(stored.session, now: Date())
         return stored

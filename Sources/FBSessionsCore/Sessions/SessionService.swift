@@ -210,17 +210,30 @@ public final class SessionService: Sendable {
                 extended = grant.accessToken
                 expiresAt = grant.expiresAt(from: Date())
             }
-            let action = Self.action(permissions: permissions, required: app.requiredPermissions)
+            let needed = Self.actionNeeded(permissions: permissions, required: app.requiredPermissions)
             return .valid(
                 tokenExpiresAt: expiresAt, dataAccessExpiresAt: session.dataAccessExpiresAt, permissions: permissions,
-                profile: Profile(profile), extendedToken: extended, action: action)
+                profile: Profile(profile), extendedToken: extended, action: needed?.action, actionReason: needed?.reason)
         }
     }
 
     /// `rerequest` when a permission the app requires is declined or missing.
     static func action(permissions: GraphPermissions?, required: [String]) -> ActionRequired? {
+        actionNeeded(permissions: permissions, required: required)?.action
+    }
+
+    /// `rerequest` and why, when a permission the app requires is not granted: `permission_declined` when one of
+    /// them was declined, else `permission_expired` when one expired, else `permission_missing`. Nil when Graph's
+    /// permissions are not known (nothing is concluded then) or every required one is granted.
+    static func actionNeeded(permissions: GraphPermissions?, required: [String])
+        -> (action: ActionRequired, reason: ActionReason)?
+    {
         guard let permissions else { return nil }
-        return required.contains { !permissions.granted.contains($0) } ? .rerequest : nil
+        let missing = required.filter { !permissions.granted.contains($0) }
+        guard !missing.isEmpty else { return nil }
+        if missing.contains(where: permissions.declined.contains) { return (.rerequest, .permissionDeclined) }
+        if missing.contains(where: permissions.expired.contains) { return (.rerequest, .permissionExpired) }
+        return (.rerequest, .permissionMissing)
     }
 
     func isFresh(_ session: Session, now: Date) -> Bool {

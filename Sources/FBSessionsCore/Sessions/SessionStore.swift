@@ -55,7 +55,8 @@ public protocol SessionStore: Sendable {
     func claimValidation(id: String, appID: String, staleAfter: Double, lease: Double) async throws
         -> ValidationClaim
 
-    /// Records a validation's result, releases the claim, and writes the events it implies.
+    /// Records a validation's result, releases the claim, and writes the events it implies
+    /// (`session.action_required` when `action_required` becomes another non-null value).
     func finishValidation(id: String, appID: String, result: ValidationResult) async throws -> Session?
 }
 
@@ -75,6 +76,8 @@ public struct LoginRecord: Sendable {
     public var granularScopes: [GranularScope]
     public var profile: Profile
     public var action: ActionRequired?
+    /// Why `action` is needed (the `reason` of `session.action_required`); nil: ``ActionReason/usual(for:)``.
+    public var actionReason: ActionReason?
     /// How the person logged in; `limited` stores the `AuthenticationToken` as the session's token.
     public var kind: LoginKind
     /// The Limited Login nonce to use up in the same transaction: the login fails with ``LoginNonceError`` (and
@@ -91,8 +94,10 @@ public struct LoginRecord: Sendable {
         appID: String, owner: String, requestedSlot: Int?, activate: Bool, maxSlots: Int, facebookUserID: String,
         token: String, tokenExpiresAt: Date?, dataAccessExpiresAt: Date?, permissions: GraphPermissions,
         profile: Profile, action: ActionRequired?, kind: LoginKind = .standard, nonce: NonceUse? = nil,
-        granularScopes: [GranularScope] = [], tokenIssuedAt: Date? = nil, deviceKeyThumbprint: String? = nil
+        granularScopes: [GranularScope] = [], tokenIssuedAt: Date? = nil, deviceKeyThumbprint: String? = nil,
+        actionReason: ActionReason? = nil
     ) {
+        self.actionReason = actionReason
         self.appID = appID
         self.owner = owner
         self.requestedSlot = requestedSlot
@@ -144,10 +149,11 @@ public enum ValidationClaim: Sendable {
 
 /// What a validation found.
 public enum ValidationResult: Sendable {
-    /// Graph confirmed the token; store what changed (a new token when it was re-extended).
+    /// Graph confirmed the token; store what changed (a new token when it was re-extended). `actionReason` says
+    /// why `action` is needed (nil: ``ActionReason/usual(for:)``).
     case valid(
         tokenExpiresAt: Date?, dataAccessExpiresAt: Date?, permissions: GraphPermissions?, profile: Profile?,
-        extendedToken: String?, action: ActionRequired?)
+        extendedToken: String?, action: ActionRequired?, actionReason: ActionReason?)
     /// Data access expired (190/493): keep the session, ask for reauthorization.
     case dataAccessExpired
     /// Graph said the token is dead: close with this reason.

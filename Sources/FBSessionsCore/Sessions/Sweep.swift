@@ -9,6 +9,13 @@ public protocol SweepStore: Sendable {
     func claimDue(limit: Int, maxAge: Double, expiryMargin: Double, refreshAfter: Double, lease: Double) async throws
         -> [DueSession]
 
+    /// Writes `session.expiring` for up to `limit` live standard sessions whose token or data access runs out
+    /// within the store's warning window (`FBS_EXPIRY_WARNING`) and which were not warned about that deadline yet,
+    /// and marks them warned, in one transaction. Skips rows other transactions hold (`FOR UPDATE SKIP LOCKED`):
+    /// another instance or a read warns about them, or the next pass does.
+    /// - Returns: how many events were written.
+    func warnExpiring(limit: Int) async throws -> Int
+
     /// Claims up to `limit` pending revocations whose next attempt is due, pushing their next attempt back by
     /// `lease` seconds while this instance works on them.
     func claimRevocations(limit: Int, lease: Double) async throws -> [PendingRevocation]
@@ -77,6 +84,8 @@ public struct SweepReport: Sendable, Equatable {
     public var revocationsPending = 0
     /// Limited Login revocations dropped because they can never succeed (the token expired, or Facebook refused it).
     public var revocationsUnavailable = 0
+    /// `session.expiring` events written (a deadline within `FBS_EXPIRY_WARNING`, not warned about before).
+    public var expiring = 0
     /// The pass ended early because most of a batch was deferred (Graph failing or rate-limiting).
     public var stoppedEarly = false
 
@@ -91,8 +100,9 @@ public struct SweepReport: Sendable, Equatable {
 }
 
 /// The background sweep: keeps tokens extended, re-validates sessions nobody has looked at for long, closes dead
-/// ones, and retries owed revocations. Paced by a rate limit on sessions per second, and backs off when Graph
-/// is failing or rate-limiting, so an outage never turns into a storm of calls.
+/// ones, warns of deadlines coming (`session.expiring`), and retries owed revocations. Paced by a rate limit on
+/// sessions per second, and backs off when Graph is failing or rate-limiting, so an outage never turns into a storm
+/// of calls.
 public struct Sweeper: Sendable {
     /// How the sweep paces itself.
     public struct Policy: Sendable {
@@ -122,7 +132,8 @@ public struct Sweeper: Sendable {
         self.policy = policy
     }
 
-    /// Runs one pass: batches of due sessions until none is left (or `maxBatches`), then owed revocations.
+    /// Runs one pass: batches of due sessions until none is left (or `maxBatches`), then expiry warnings, then owed
+    /// revocations.
     /// Stops a pass early when most of a batch was deferred (Graph is down or rate-limiting).
     public func pass() async throws -> SweepReport {
         var report = SweepReport()
@@ -141,7 +152,7 @@ public struct Sweeper: Sendable {
                 let result = await service.askGraph(item.session, token: item.token, app: app, forceRefresh: nearExpiry)
                 _ = try await service.store.finishValidation(id: item.session.id, appID: app.id, result: result)
                 switch result {
-                case .valid(_, _, _, _, let extended, _):
+                case .valid(_, _, _, _, let extended, _, _):
                     report.validated += 1
                     if extended != nil { report.extended += 1 }
                 case .dataAccessExpired: report.validated += 1
@@ -161,6 +172,13 @@ public struct Sweeper: Sendable {
                 let pace = 1 / policy.sessionsPerSecond - Date().timeIntervalSince(started)
                 if pace > 0 { try await Task.sleep(nanoseconds: UInt64(pace * 1e9)) }
             }
+        }
+        // After the validations: a token the pass just re-extended is no longer due for a warning.
+        for _ in 0..<policy.maxBatches {
+            try Task.checkCancellation()
+            let written = try await store.warnExpiring(limit: policy.batchSize)
+            report.expiring += written
+            if written < policy.batchSize { break }
         }
         for revocation in try await store.claimRevocations(limit: policy.batchSize, lease: lease) {
             guard let app = try await store.app(id: revocation.appID) else { continue }
