@@ -95,7 +95,7 @@ struct StandbyWaitTests {
         #expect(throws: PostgresError.self) { try connection.execute("INSERT INTO t VALUES (1)") }
         let backend = try #require(try await waitingBackend(admin))
         #expect(try rows(admin) == 0)
-        try admin.query("SELECT pg_cancel_backend(\(backend))")
+        _ = try admin.query("SELECT pg_cancel_backend(\(backend))")
         #expect(await TestDatabase.eventually(timeout: .seconds(5)) { (try? rows(admin)) == 1 })
     }
 
