@@ -1,7 +1,7 @@
--- Purpose: the audit log (docs/api-contract.md, "Audit log"; docs/reliability.md, "The audit log"): who read a
--- decrypted token, who revoked a session, and every admin command with the OS user who ran it. Append-only, and
--- enforced here: a trigger refuses every UPDATE, DELETE and TRUNCATE, except the one deletion path that the sweep
--- takes for retention, fbs_prune_audit(retention_days) below, which may delete only entries past retention.
+-- Purpose: the audit log (docs/api-contract.md, "Audit log"): who read a decrypted token, who revoked a session,
+-- and every admin command with the OS user who ran it. Append-only, and enforced here: a trigger refuses every
+-- UPDATE, DELETE and TRUNCATE, except on the one deletion path that the sweep takes for retention,
+-- fbs_prune_audit(retention_days) below, which may delete only entries past retention.
 --
 -- No entry holds a token, a secret or a key: actor and target name ids (a key's id, never its text), names and
 -- hosts. app_id is the app an entry concerns (GET /v1/audit shows a key the entries of its own app, and those of
