@@ -5,6 +5,10 @@ import Postgres
 import Testing
 import TestSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The `fbsessiond` binary as an operator uses it: commands, settings errors, and a clean stop on SIGTERM.
 @Suite(.serialized) struct CommandLineTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

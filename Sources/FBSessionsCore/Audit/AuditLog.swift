@@ -150,9 +150,15 @@ public struct AuditEntry: Sendable, Equatable {
 
     /// The entry as a JSON object, keys sorted, `at` in RFC 3339 UTC, `actor` and `target` spliced in as stored.
     public var json: String {
-        #"{"action":"# + JSONText.quoted(action) + #","actor":"# + actor + #","at":"#
-            + JSONText.quoted(RFC3339.string(from: at)) + #","id":"# + JSONText.quoted(String(id))
-            + #","request_id":"# + (requestID.map(JSONText.quoted) ?? "null") + #","target":"# + target + "}"
+        let fields: [String] = [
+            #""action":"# + JSONText.quoted(action),
+            #""actor":"# + actor,
+            #""at":"# + JSONText.quoted(RFC3339.string(from: at)),
+            #""id":"# + JSONText.quoted(String(id)),
+            #""request_id":"# + (requestID.map(JSONText.quoted) ?? "null"),
+            #""target":"# + target,
+        ]
+        return "{" + fields.joined(separator: ",") + "}"
     }
 }
 

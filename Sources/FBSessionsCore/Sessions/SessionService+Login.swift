@@ -171,8 +171,8 @@ extension SessionService {
     public func token(_ id: String, app: App, stamp: AuditStamp? = nil) async throws
         -> (session: Session, token: String, proof: String)?
     {
-        let stamp = policy.auditsTokenReads ? stamp : nil
-        guard let (session, token) = try await store.sessionWithToken(id: id, appID: app.id, readBy: stamp) else {
+        let audited = policy.auditsTokenReads ? stamp : nil
+        guard let (session, token) = try await store.sessionWithToken(id: id, appID: app.id, readBy: audited) else {
             return nil
         }
         guard session.loginKind == .standard else { throw SessionError.noGraphToken }
