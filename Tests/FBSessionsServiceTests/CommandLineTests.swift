@@ -158,7 +158,7 @@ import Glibc
             #expect(!key.lastLine.isEmpty)
             let connection = try PostgresConnection(connectionString: url)
             defer { connection.close() }
-            let rows = try connection.query(
+            let rows: [(app: String?, action: String, actor: String, target: String, request: String?)] = try connection.query(
                 "SELECT app_id, action, actor::text AS actor, target::text AS target, request_id FROM audit_log ORDER BY id"
             ).map {
                 (try $0.decode("app_id", as: String?.self), try $0.decode("action", as: String.self),
