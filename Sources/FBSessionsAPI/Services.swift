@@ -34,6 +34,8 @@ public struct Services: Sendable {
     public let docsPage: DocsPage
     /// Each app's Graph version, for `GET /v1/app`; nil shows the app without it (route tests).
     public let graphVersions: GraphVersionWatch?
+    /// The audit log; `nil` (route tests without a database) answers 503 `database_unavailable`.
+    public let audit: (any AuditLog)?
 
     /// Creates the bundle.
     public init(
@@ -41,7 +43,7 @@ public struct Services: Sendable {
         openAPIDocument: [UInt8], sessions: SessionService, maxSlots: Int, events: (any EventStore)? = nil,
         eventWaiters: EventWaiters = EventWaiters(), loginFlow: LoginFlow? = nil,
         facebookCallbacks: FacebookCallbacks? = nil, pictures: PictureService? = nil, docsPage: DocsPage = .placeholder,
-        limitedLogin: LimitedLogin? = nil, graphVersions: GraphVersionWatch? = nil
+        limitedLogin: LimitedLogin? = nil, graphVersions: GraphVersionWatch? = nil, audit: (any AuditLog)? = nil
     ) {
         self.apps = apps
         self.keys = keys
@@ -58,6 +60,7 @@ public struct Services: Sendable {
         self.docsPage = docsPage
         self.limitedLogin = limitedLogin
         self.graphVersions = graphVersions
+        self.audit = audit
     }
 }
 
@@ -71,5 +74,6 @@ public enum APIRoutes {
             + EventRoutes.routes(events: services.events, waiters: services.eventWaiters)
             + LoginURLRoutes.routes(services) + FacebookCallbackRoutes.routes(services)
             + LoginNonceRoutes.routes(services)
+            + AuditRoutes.routes(audit: services.audit)
     }
 }

@@ -76,6 +76,11 @@ public struct Settings: Sendable {
     /// The most bytes the exact cache of sessions, owners' lists and key liveness may take (0: no cache; every
     /// request reads the database). docs/caching.md, "Exact caches across instances".
     public var cacheBytes: Int
+    /// Days the audit log keeps an entry before the sweep deletes it (`FBS_AUDIT_RETENTION`, 1 to 36,500).
+    public var auditRetentionDays: Int = AuditPolicy.defaultRetentionDays
+    /// Whether `GET /v1/sessions/{id}/token` writes a `token.read` entry. Always, but for the benchmark's baseline
+    /// (`FBS_AUDIT_TOKEN_READS=off`, not for production: docs/benchmarks.md, "Token reads and the audit log").
+    public var auditTokenReads = true
     /// Settings that are usable but that an operator should hear about (a Graph version near its sunset, or newer
     /// than Meta's table), one line each; `serve` and `run` log them at start.
     public var warnings: [String] = []
@@ -140,6 +145,7 @@ public struct Settings: Sendable {
         ),
         ("FBS_KEY_CACHE_TTL", "300", "seconds a key's app and scopes are remembered; revocation still applies at once (0: off)"),
         ("FBS_CACHE_BYTES", "33554432", "bytes for the exact cache of sessions, owners' lists and key liveness (0: off)"),
+        ("FBS_AUDIT_RETENTION", "365", "days the audit log keeps an entry; the sweep deletes older ones (1 to 36500)"),
     ]
 
     /// Reads every setting; returns all problems at once instead of stopping at the first.
@@ -226,6 +232,17 @@ public struct Settings: Sendable {
                 "FBS_EXPIRY_WARNING", default: defaultExpiryWarning, in: 0...maxExpiryWarning),
             keyCacheTTL: reader.seconds("FBS_KEY_CACHE_TTL", default: 300, in: 0...86_400),
             cacheBytes: reader.integer("FBS_CACHE_BYTES", default: 32 << 20, in: 0...(64 << 30)))
+        settings.auditRetentionDays = reader.integer(
+            "FBS_AUDIT_RETENTION", default: AuditPolicy.defaultRetentionDays, in: AuditPolicy.retentionDays)
+        // Not in `documented`: the benchmark's baseline only (docs/benchmarks.md), and loud when used.
+        switch reader.optionalString("FBS_AUDIT_TOKEN_READS") {
+        case nil, "on": break
+        case "off":
+            settings.auditTokenReads = false
+            warnings.append(
+                "FBS_AUDIT_TOKEN_READS=off: token reads are not written to the audit log (a benchmark's baseline only)")
+        default: reader.problem("FBS_AUDIT_TOKEN_READS: expected on or off")
+        }
         if !reader.problems.isEmpty {
             return .failure(SettingsError(problems: reader.problems))
         }

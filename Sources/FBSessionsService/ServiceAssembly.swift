@@ -119,6 +119,7 @@ public final class ServiceAssembly: Sendable {
         ports.pictures = PostgresPictureStore(database: database.database, cache: cache)
         ports.pictureFetcher = pictureFetcher
         ports.graphVersions = graphVersions
+        ports.audit = PostgresAuditLog(database: database.database)
         self.keys = keys
         let routes = ServiceRoutes(parts, ports: ports, metrics: metrics)
         self.routes = routes

@@ -99,5 +99,6 @@ extension SessionService.Policy {
         self.init(
             validateTTL: Double(settings.validateTTL), refreshAfter: Double(settings.refreshAfter),
             maxSlots: settings.maxSlots, graphVersion: settings.graphVersion, graphTimeout: settings.graphTimeout)
+        auditsTokenReads = settings.auditTokenReads
     }
 }

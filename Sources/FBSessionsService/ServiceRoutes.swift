@@ -33,6 +33,8 @@ public struct ServicePorts: Sendable {
     /// Each app's Graph version and what Facebook answered with; nil makes one over ``apps`` that no Graph client
     /// tells of its answers (route tests).
     public var graphVersions: GraphVersionWatch?
+    /// The audit log (`GET /v1/audit`).
+    public var audit: (any AuditLog)?
 
     /// The ports every route needs; the others are nil, and their routes answer 503 (see ``Services``).
     public init(
@@ -109,7 +111,8 @@ public struct ServiceRoutes: Sendable {
                 ?? GraphVersionWatch(
                     apps: ports.apps,
                     defaultVersion: GraphVersion(settings.graphVersion) ?? GraphVersionTable.defaultVersion,
-                    metrics: metrics, logger: parts.logger("graph")))
+                    metrics: metrics, logger: parts.logger("graph")),
+            audit: ports.audit)
         var httpLogger = parts.logger("http")
         httpLogger.metadata = [:]
         router = Router(

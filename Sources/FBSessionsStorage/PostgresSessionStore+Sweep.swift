@@ -59,6 +59,10 @@ extension PostgresSessionStore: SweepStore {
         }
     }
 
+    public func pruneAudit(retentionDays: Int) async throws -> Int {
+        try await databaseRun { connection in try PostgresAuditLog.prune(retentionDays: retentionDays, on: connection) }
+    }
+
     public func pruneLoginNonces(limit: Int) async throws -> Int {
         try await databaseRun { connection in try Self.pruneNonces(limit: limit, on: connection) }
     }

@@ -164,13 +164,40 @@ public struct PostgresSessionStore: SessionStore {
     }
 
     public func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)? {
+        try await sessionWithToken(id: id, appID: appID, readBy: nil)
+    }
+
+    /// With a `stamp`, the read and its `token.read` entry are one statement (a data-modifying CTE): no round trip
+    /// of its own, and no token handed out without its entry. The entry is written when the session is live, of kind
+    /// `standard` and holds a token: when the caller is about to get it (a token no key opens still leaves its entry).
+    public func sessionWithToken(id: String, appID: String, readBy stamp: AuditStamp?) async throws
+        -> (session: Session, token: String)?
+    {
         let found: (Session, Keyring.Sealed?)? = try await database.run { connection in
-            guard let row = try connection.query(
-                """
-                SELECT \(unsafeSQL: SessionRow.columns), s.token_key_id, s.token_box \(unsafeSQL: SessionRow.from)
-                WHERE s.id = \(id) AND s.app_id = \(appID)
-                """
-            ).first else { return nil }
+            let rows: PostgresRows
+            if let stamp {
+                rows = try connection.query(
+                    """
+                    WITH found AS (
+                        SELECT \(unsafeSQL: SessionRow.columns), s.token_key_id, s.token_box \(unsafeSQL: SessionRow.from)
+                        WHERE s.id = \(id) AND s.app_id = \(appID)
+                    ), noted AS (
+                        INSERT INTO audit_log (app_id, action, actor, target, request_id)
+                        SELECT \(appID), 'token.read', \(stamp.actor.json)::jsonb,
+                               jsonb_build_object('kind', 'session', 'id', found.id), \(stamp.requestID)
+                        FROM found
+                        WHERE found.state <> 'closed' AND found.login_kind = 'standard' AND found.token_box IS NOT NULL
+                    )
+                    SELECT * FROM found
+                    """)
+            } else {
+                rows = try connection.query(
+                    """
+                    SELECT \(unsafeSQL: SessionRow.columns), s.token_key_id, s.token_box \(unsafeSQL: SessionRow.from)
+                    WHERE s.id = \(id) AND s.app_id = \(appID)
+                    """)
+            }
+            guard let row = rows.first else { return nil }
             let sealed = try row.decode("token_key_id", as: String?.self).map {
                 Keyring.Sealed(keyID: $0, box: try row.decode("token_box", as: [UInt8].self))
             }
@@ -184,6 +211,12 @@ public struct PostgresSessionStore: SessionStore {
     public func close(id: String, appID: String, reason: ClosedReason, keepRevocation: Bool) async throws
         -> (session: Session, closedNow: Bool)?
     {
+        try await close(id: id, appID: appID, reason: reason, keepRevocation: keepRevocation, revokedBy: nil)
+    }
+
+    public func close(
+        id: String, appID: String, reason: ClosedReason, keepRevocation: Bool, revokedBy stamp: AuditStamp?
+    ) async throws -> (session: Session, closedNow: Bool)? {
         try await database.transaction { connection in
             try Self.lockOwner(ofSession: id, appID: appID, on: connection)
             guard let current = try Self.read(id, appID: appID, on: connection, lock: true) else { return nil }
@@ -201,6 +234,13 @@ public struct PostgresSessionStore: SessionStore {
             try EventWriter.write(
                 [SessionEvent(.sessionClosed, sessionID: id, owner: closed.owner, data: ["reason": .string(reason.rawValue)])],
                 appID: appID, on: connection)
+            if let stamp {
+                try PostgresAuditLog.append(
+                    AuditDraft(
+                        appID: appID, action: .sessionRevoked, actor: stamp.actor,
+                        target: ["kind": .string("session"), "id": .string(id)], requestID: stamp.requestID),
+                    on: connection)
+            }
             return (closed, true)
         }
     }

@@ -73,6 +73,13 @@ enum AdminCommands {
                         name: name, facebookAppID: facebookAppID, secret: secret, redirectURIs: redirectURIs,
                         requiredPermissions: arguments.values("required-permission"),
                         graphVersion: graphVersion?.description))
+                try await AuditTrail.record(
+                    runtime.audit, .appAdded, appID: app.id,
+                    target: [
+                        "kind": .string("app"), "id": .string(app.id), "name": .string(app.name),
+                        "facebook_app_id": .string(app.facebookAppID),
+                        "graph_version": app.graphVersion.map(AuditValue.string) ?? .null,
+                    ])
                 for warning in warnings { CommandLineTool.printError("warning: \(warning)") }
                 print("app id: \(app.id)")
                 print("graph version: \(app.graphVersion ?? "\(runtime.settings.graphVersion) (FBS_GRAPH_VERSION)")")
@@ -100,6 +107,12 @@ enum AdminCommands {
             } catch ServiceError.unknownApp {
                 throw CommandFailure("no app is named \(name)")
             }
+            try await AuditTrail.record(
+                runtime.audit, .appUpdated, appID: app.id,
+                target: [
+                    "kind": .string("app"), "id": .string(app.id), "name": .string(app.name),
+                    "graph_version": app.graphVersion.map(AuditValue.string) ?? .null,
+                ])
             for warning in warnings { CommandLineTool.printError("warning: \(warning)") }
             print("graph version: \(app.graphVersion ?? "\(runtime.settings.graphVersion) (FBS_GRAPH_VERSION)")")
             print(
@@ -129,12 +142,18 @@ enum AdminCommands {
             var scopes: [Scope] = []
             for text in arguments.values("scope") {
                 guard let scope = Scope(rawValue: text) else {
-                    throw UsageError("unknown scope \(text); use sessions, events or tokens:read")
+                    throw UsageError("unknown scope \(text); use sessions, events, tokens:read or audit")
                 }
                 if !scopes.contains(scope) { scopes.append(scope) }
             }
             guard let app = try await runtime.apps.app(named: name) else { throw CommandFailure("no app named \(name)") }
             let made = try await runtime.keys.addKey(appID: app.id, scopes: scopes.isEmpty ? Scope.defaults : scopes)
+            try await AuditTrail.record(
+                runtime.audit, .keyAdded, appID: app.id,
+                target: [
+                    "kind": .string("key"), "id": .string(made.key.id),
+                    "scopes": .strings(made.key.scopes.map(\.rawValue)),
+                ])
             print("key id: \(made.key.id) (app \(app.name); scopes \(made.key.scopes.map(\.rawValue).joined(separator: ",")))")
             print("the key is shown once; store it now:")
             print(made.text)
@@ -151,7 +170,10 @@ enum AdminCommands {
         case "revoke":
             guard arguments.positional.count == 2 else { throw UsageError("key revoke needs KEY_ID (from `key list`)") }
             let id = arguments.positional[1]
+            let appID = try await runtime.keys.keys(appID: nil).first { $0.id == id }?.appID
             guard try await runtime.keys.revokeKey(id: id) else { throw CommandFailure("no key with id \(id)") }
+            try await AuditTrail.record(
+                runtime.audit, .keyRevoked, appID: appID, target: ["kind": .string("key"), "id": .string(id)])
             print("revoked \(id)")
         default:
             throw UsageError("expected `key add`, `key list` or `key revoke`")

@@ -83,12 +83,14 @@ enum Help {
         """ + LocalStack.helpNote
 
     static let key = """
-        Usage: fbsessiond key add --app NAME [--scope sessions|events|tokens:read]...
+        Usage: fbsessiond key add --app NAME [--scope sessions|events|tokens:read|audit]...
                fbsessiond key list [--app NAME]
                fbsessiond key revoke KEY_ID
 
         add prints the new key alone on its last line; it is stored only as a SHA-256 hash and cannot be shown
-        again. Without --scope a key gets sessions and events. list never shows keys, only their ids.
+        again. Without --scope a key gets sessions and events (never audit: GET /v1/audit). list never shows keys,
+        only their ids. add and revoke, like app add|update, webhook add|remove and reencrypt, write an entry to
+        the audit log with the OS user who ran them.
 
         """ + LocalStack.helpNote
 

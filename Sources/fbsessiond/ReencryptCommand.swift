@@ -31,6 +31,13 @@ enum ReencryptCommand {
         }
         print(left.map { "\($0.table): \($0.count) left" }.joined(separator: ", "))
         let stuck = left.reduce(0) { $0 + $1.count }
+        // The key's id, never the key; what moved and what is left.
+        try await AuditTrail.record(
+            runtime.audit, .keysReencrypted, appID: nil,
+            target: [
+                "kind": .string("keyring"), "key_id": .string(try runtime.keyring().currentKeyID), "moved": .int(moved),
+                "left": .int(stuck),
+            ])
         if stuck > 0 {
             throw CommandFailure("\(stuck) sealed value(s) still under an older key; do not remove it; run reencrypt again")
         }

@@ -101,6 +101,9 @@ struct Runtime {
 
     var keys: PostgresKeyStore { PostgresKeyStore(database: database) }
 
+    /// The audit log, where admin commands record what they did (``AuditTrail``).
+    var audit: PostgresAuditLog { PostgresAuditLog(database: database) }
+
     /// Applies pending migrations over the direct URL (their advisory lock is held by one server session from
     /// start to end, which a transaction-mode pooler would not keep); returns those applied.
     func migrate() async throws -> [Migration] {

@@ -10,6 +10,7 @@ enum SweepCommand {
         var policy = Sweeper.Policy()
         policy.sessionsPerSecond = settings.sweepRate
         policy.maxAge = settings.sweepMaxAge
+        policy.auditRetentionDays = settings.auditRetentionDays
         return policy
     }
 
@@ -25,7 +26,8 @@ enum SweepCommand {
         print(
             "validated \(report.validated), extended \(report.extended), closed \(report.closed), "
                 + "deferred \(report.deferred), expiring \(report.expiring), revoked \(report.revoked), "
-                + "revocations pending \(report.revocationsPending)")
+                + "revocations pending \(report.revocationsPending), "
+                + "audit entries past retention deleted \(report.auditEntriesPruned)")
     }
 
     /// The service a pass runs on: as `serve` wires it, without an exact cache (a one-off pass has no listener to

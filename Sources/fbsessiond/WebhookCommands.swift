@@ -28,7 +28,7 @@ enum WebhookCommands {
         let runtime = try Runtime(settings: try Runtime.adminSettings(), applicationName: "fbsessiond-webhook")
         defer { runtime.shutdown() }
         let store = PostgresWebhookStore(database: runtime.database, keyring: try runtime.keyring())
-        try await run(arguments, webhooks: store, apps: try runtime.apps) { print($0) }
+        try await run(arguments, webhooks: store, apps: try runtime.apps, audit: runtime.audit) { print($0) }
     }
 
     /// Runs a `webhook` subcommand against the given stores, writing each output line to `output`.
@@ -37,10 +37,12 @@ enum WebhookCommands {
     ///   - arguments: The words after `webhook`.
     ///   - webhooks: The webhook store.
     ///   - apps: The app store, to find apps by name.
+    ///   - audit: Where `add` and `remove` record what they did (``AuditTrail``).
     ///   - output: Receives each line printed.
     /// - Throws: ``UsageError`` or ``CommandFailure``.
     static func run(
-        _ arguments: Arguments, webhooks: some WebhookStore, apps: some AppStore, output: (String) -> Void
+        _ arguments: Arguments, webhooks: some WebhookStore, apps: some AppStore, audit: any AuditLog,
+        output: (String) -> Void
     ) async throws {
         switch arguments.positional.first {
         case "add":
@@ -51,6 +53,13 @@ enum WebhookCommands {
             if let problem = Webhook.problem(withURL: url) { throw UsageError("--url: \(problem)") }
             guard let app = try await apps.app(named: name) else { throw CommandFailure("no app named \(name)") }
             let made = try await webhooks.addWebhook(appID: app.id, url: url)
+            // The host only: a URL's path and query may carry the receiver's own credentials.
+            try await AuditTrail.record(
+                audit, .webhookAdded, appID: app.id,
+                target: [
+                    "kind": .string("webhook"), "id": .string(made.webhook.id),
+                    "host": URLComponents(string: made.webhook.url)?.host.map(AuditValue.string) ?? .null,
+                ])
             output("webhook id: \(made.webhook.id) (app \(app.name); \(made.webhook.url))")
             output("the signing secret is shown once; store it now:")
             output(made.secret)
@@ -74,9 +83,12 @@ enum WebhookCommands {
                 throw UsageError("webhook remove needs WEBHOOK_ID (from `webhook list`)")
             }
             let id = arguments.positional[1]
+            let appID = try await webhooks.webhooks(appID: nil).first { $0.id == id }?.appID
             guard try await webhooks.removeWebhook(id: id) else {
                 throw CommandFailure("no active webhook with id \(id)")
             }
+            try await AuditTrail.record(
+                audit, .webhookRemoved, appID: appID, target: ["kind": .string("webhook"), "id": .string(id)])
             output("removed \(id)")
         default:
             throw UsageError("expected `webhook add`, `webhook list` or `webhook remove`")

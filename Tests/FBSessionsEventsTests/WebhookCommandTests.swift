@@ -27,9 +27,10 @@ extension DatabaseTests {
             let harness = try await EventHarness(listen: false)
             defer { harness.stop() }
             let store = PostgresWebhookStore(database: harness.database, keyring: harness.keyring)
+            let audit = PostgresAuditLog(database: harness.database)
             let output = Lines()
             func run(_ words: [String]) async throws {
-                try await WebhookCommands.run(try Arguments(words), webhooks: store, apps: harness.apps) {
+                try await WebhookCommands.run(try Arguments(words), webhooks: store, apps: harness.apps, audit: audit) {
                     output.append($0)
                 }
             }
@@ -66,6 +67,33 @@ extension DatabaseTests {
                 await #expect(throws: UsageError.self, "\(words)") { try await run(words) }
             }
             #expect(try await store.webhooks(appID: nil).count == 2)
+
+            // The audit log: each add and the remove, with the OS user and the host alone (never the path, the
+            // query or the secret); refused commands wrote nothing.
+            let shopID = try #require(try await harness.apps.app(named: "shop")?.id)
+            var rows: [(app: String?, action: String, actor: String, target: String)] = []
+            for _ in 0..<100 {
+                rows = try await harness.database.run { connection in
+                    try connection.query(
+                        "SELECT app_id, action, actor::text AS actor, target::text AS target FROM audit_log ORDER BY id"
+                    ).map {
+                        (try $0.decode("app_id", as: String?.self), try $0.decode("action", as: String.self),
+                         try $0.decode("actor", as: String.self), try $0.decode("target", as: String.self))
+                    }
+                }
+                if rows.count >= 3 { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(rows.map(\.action) == ["webhook.added", "webhook.added", "webhook.removed"])
+            #expect(rows[0].app == shopID && rows[2].app == shopID)
+            let user = AuditTrail.osUser
+            #expect(!user.isEmpty)
+            for row in rows {
+                let actor = try JSONSerialization.jsonObject(with: Data(row.actor.utf8)) as? [String: String]
+                #expect(actor == ["kind": "cli", "user": user])
+            }
+            #expect(rows[0].target.contains(#""host": "shop.example""#) && rows[0].target.contains(String(id)))
+            #expect(rows.allSatisfy { !$0.target.contains("tenant") && !$0.target.contains("whsec_") && !$0.target.contains(secret) })
         }
     }
 }

@@ -1,8 +1,13 @@
 import FBSessionsCore
 import Foundation
 import LocalCluster
+import Postgres
 import Testing
 import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The `fbsessiond` binary as an operator uses it: commands, settings errors, and a clean stop on SIGTERM.
 @Suite(.serialized) struct CommandLineTests {
@@ -108,6 +113,80 @@ import TestSupport
             let unknown = try Self.run(["app", "update", "--app", "nope", "--graph-version", "v25.0"], environment: environment)
             #expect(unknown.status == 1 && unknown.errors.contains("no app is named nope"))
         }
+    }
+
+    /// Every admin command that changes something writes its audit entry, with the OS user who ran it (the
+    /// password database's name of the effective uid) and no secret; `FBS_AUDIT_RETENTION` out of range is refused
+    /// at start.
+    @Test(.enabled(if: isEnabled && TestDatabase.isEnabled)) func adminCommandsWriteAuditEntriesWithTheOSUser() async throws {
+        let url = try TestDatabase.createEmpty()
+        defer { TestDatabase.drop(url) }
+        let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID().uuidString)")
+        try "fb-app-secret-value\n".write(to: secretFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: secretFile) }
+        let oldKey = Data(repeating: 7, count: 32).base64EncodedString()
+        let newKey = Data(repeating: 9, count: 32).base64EncodedString()
+        let environment = ["DATABASE_URL": url, "FBS_ENCRYPTION_KEYS": "k1:" + oldKey]
+        let expectedUser = getpwuid(geteuid()).flatMap { $0.pointee.pw_name.map { String(cString: $0) } } ?? "uid \(geteuid())"
+        let rows: [(app: String?, action: String, actor: String, target: String, request: String?)] = try await onThread {
+            #expect(try Self.run(["migrate"], environment: environment).status == 0)
+            let app = try Self.run(
+                ["app", "add", "--name", "shop", "--facebook-app-id", "12345", "--facebook-app-secret-file", secretFile.path],
+                environment: environment)
+            #expect(app.status == 0, "\(app.errors)")
+            #expect(try Self.run(["app", "update", "--app", "shop", "--graph-version", "v26.0"], environment: environment).status == 0)
+            let key = try Self.run(["key", "add", "--app", "shop", "--scope", "sessions", "--scope", "audit"], environment: environment)
+            #expect(key.status == 0 && key.output.contains("scopes sessions,audit"), "\(key.output)")
+            let keyID = String(key.output.split(separator: " ")[2])
+            #expect(try Self.run(["key", "revoke", keyID], environment: environment).status == 0)
+            let hook = try Self.run(
+                ["webhook", "add", "--app", "shop", "--url", "https://hooks.example/in?token=abc123"], environment: environment)
+            #expect(hook.status == 0, "\(hook.errors)")
+            let hookID = try #require(hook.output.wholeMatch(of: #/(?s)webhook id: (whk_[0-9a-f]+) .*/#)?.1)
+            #expect(try Self.run(["webhook", "remove", String(hookID)], environment: environment).status == 0)
+            let reencrypt = try Self.run(
+                ["reencrypt"], environment: environment.merging(["FBS_ENCRYPTION_KEYS": "k2:\(newKey),k1:\(oldKey)"]) { $1 })
+            #expect(reencrypt.status == 0, "\(reencrypt.errors)")
+            // Refused commands write nothing.
+            #expect(try Self.run(["key", "revoke", "k_nope"], environment: environment).status == 1)
+            for bad in ["0", "-1", "abc", "36501"] {
+                let sweep = try Self.run(["sweep"], environment: environment.merging(["FBS_AUDIT_RETENTION": bad]) { $1 })
+                #expect(sweep.status != 0 && sweep.errors.contains("FBS_AUDIT_RETENTION"), "\(bad): \(sweep.errors)")
+            }
+            let sweep = try Self.run(["sweep"], environment: environment.merging(["FBS_AUDIT_RETENTION": "30"]) { $1 })
+            #expect(sweep.status == 0 && sweep.output.contains("audit entries past retention deleted 0"), "\(sweep.output)")
+            #expect(!key.lastLine.isEmpty)
+            let connection = try PostgresConnection(connectionString: url)
+            defer { connection.close() }
+            let rows: [(app: String?, action: String, actor: String, target: String, request: String?)] = try connection.query(
+                "SELECT app_id, action, actor::text AS actor, target::text AS target, request_id FROM audit_log ORDER BY id"
+            ).map {
+                (try $0.decode("app_id", as: String?.self), try $0.decode("action", as: String.self),
+                 try $0.decode("actor", as: String.self), try $0.decode("target", as: String.self),
+                 try $0.decode("request_id", as: String?.self))
+            }
+            for row in rows {
+                for secret in ["fb-app-secret-value", key.lastLine, oldKey, newKey, "abc123", "whsec_"] {
+                    #expect(!row.target.contains(secret) && !row.actor.contains(secret), "\(row.action)")
+                }
+            }
+            return rows
+        }
+        #expect(rows.map(\.action) == [
+            "app.added", "app.updated", "key.added", "key.revoked", "webhook.added", "webhook.removed", "keys.reencrypted",
+        ])
+        for row in rows {
+            let actor = try JSONSerialization.jsonObject(with: Data(row.actor.utf8)) as? [String: String]
+            #expect(actor == ["kind": "cli", "user": expectedUser], "\(row.action)")
+            #expect(row.request == nil)
+        }
+        let appID = rows.first?.app
+        #expect(appID != nil && rows.dropLast().allSatisfy { $0.app == appID } && rows.last?.app == nil)
+        #expect(rows.first?.target.contains(#""name": "shop""#) == true)
+        #expect(rows[1].target.contains(#""graph_version": "v26.0""#))
+        #expect(rows[2].target.contains(#""scopes": ["sessions", "audit"]"#))
+        #expect(rows[4].target.contains(#""host": "hooks.example""#))
+        #expect(rows[6].target.contains(#""key_id": "k2""#) && rows[6].target.contains(#""left": 0"#))
     }
 
     @Test(.enabled(if: isEnabled)) func invalidSettingsAreAllReportedAtOnce() async throws {

@@ -7,15 +7,15 @@
    token and through the code flow, status, the owner's list, switching the active account, the picture as bytes
    and as JSON, a login URL, a Facebook Login for Business login (a login URL with `config_id`, the dialog, the
    code flow, the granted assets in `token.granular_scopes`), a system user's token refused with
-   `unsupported_token_type`, the events feed, the token reveal, an error, logout with revoke, the app with its
-   Graph version as Facebook served it, and a Limited Login (a nonce, the login, the token refreshed as iOS SDK
-   18.1 does, its replay refused, logout).
+   `unsupported_token_type`, the events feed, the token reveal, an error, logout with revoke, the audit log, the
+   app with its Graph version as Facebook served it, and a Limited Login (a nonce, the login, the token refreshed
+   as iOS SDK 18.1 does, its replay refused, logout).
 3. Validates every answer of that flow against the pydantic models: JSON bodies against the operation's schema
    (errors against Error), and the X-Request-Id, ETag and Retry-After headers against their named schemas. An
    answer the flow did not validate fails the check.
 
 Only the browser's part of the code flow (the login dialog), the test users and the SDK's Limited Login tokens
-(the emulator's control API) are reached without the generated client. Needs FBS_URL, FBS_API_KEY (sessions, events, tokens:read) and
+(the emulator's control API) are reached without the generated client. Needs FBS_URL, FBS_API_KEY (sessions, events, tokens:read, audit) and
 FBS_EMULATOR_URL; the argument is a scratch directory. Prints no token or key.
 
 Usage: clients_test.py WORKDIR
@@ -176,6 +176,7 @@ class Flow:
 def run_flow(fbs, models, base_url, key):
     from fbsessiond_client import AuthenticatedClient
     from fbsessiond_client.api.apps import get_app
+    from fbsessiond_client.api.audit import list_audit
     from fbsessiond_client.api.events import list_events
     from fbsessiond_client.api.login import create_login_nonce, create_login_url
     from fbsessiond_client.api.operations import get_open_api
@@ -314,6 +315,21 @@ def run_flow(fbs, models, base_url, key):
     late = flow.check(delete_session.sync_detailed(second.id, client=client, revoke=True), 200, models.Session,
                       "revoke after a plain logout")
     assert late.revocation == Revocation.UNAVAILABLE
+
+    # The audit log, read to its end: the token reveal (by this key, with its request id) and the revoking logout
+    # are in it, typed; no entry holds the token.
+    entries, cursor = [], UNSET
+    while True:
+        page = flow.check(list_audit.sync_detailed(client=client, after=cursor, limit=500), 200, models.AuditPage,
+                          "the audit log")
+        entries += page.entries
+        if not page.entries:
+            break
+        cursor = page.next_cursor
+    reads = [entry for entry in entries if entry.action == "token.read" and entry.target["id"] == first.id]
+    assert reads and reads[-1].actor.kind == "key" and reads[-1].request_id, [entry.to_dict() for entry in reads]
+    assert any(entry.action == "session.revoked" and entry.target["id"] == first.id for entry in entries)
+    assert revealed.access_token not in json.dumps([entry.to_dict() for entry in entries])
 
     # The app and its Graph version: the logins above were answered with the version asked for (recorded by the
     # service on a task of its own, so it may take a moment to show).

@@ -48,7 +48,9 @@ enum SessionRoutes {
                 let app = try context.app()
                 let id = try Validation.pathSessionID(context)
                 let revoke = try context.flag("revoke")
-                guard let (session, revocation) = try await sessions.logout(id, app: app, revoke: revoke) else {
+                guard let (session, revocation) = try await sessions.logout(
+                    id, app: app, revoke: revoke, stamp: try context.auditStamp())
+                else {
                     throw SessionError.notFound
                 }
                 return .json(status: 200, body: SessionDTO(session: session, validation: .cached, revocation: revocation).jsonBytes)
@@ -62,7 +64,7 @@ enum SessionRoutes {
             Route("GET", "/v1/sessions/{id}/token", operationID: "getSessionToken", scope: .tokensRead, handler: .waiting { context in
                 let app = try context.app()
                 let id = try Validation.pathSessionID(context)
-                guard let (session, token, proof) = try await sessions.token(id, app: app) else {
+                guard let (session, token, proof) = try await sessions.token(id, app: app, stamp: try context.auditStamp()) else {
                     throw SessionError.notFound
                 }
                 let body = TokenDTO(
@@ -153,6 +155,12 @@ extension RouteContext {
     func app() throws -> App {
         guard let principal else { throw APIError.unauthorized }
         return principal.app
+    }
+
+    /// Who is asking, for the audit log: the key (by id) and this request's id.
+    func auditStamp() throws -> AuditStamp {
+        guard let principal else { throw APIError.unauthorized }
+        return AuditStamp(actor: .key(id: principal.key.id), requestID: requestID)
     }
 
     /// A boolean query flag as openapi.yaml types it: absent or `false` is false, `true` is true, anything else

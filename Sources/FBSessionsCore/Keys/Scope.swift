@@ -6,6 +6,8 @@ public enum Scope: String, Sendable, CaseIterable, Codable {
     case tokensRead = "tokens:read"
     /// The change feed.
     case events
+    /// The audit log (`GET /v1/audit`); never among the defaults.
+    case audit
 
     /// The scopes of a key made without `--scope`.
     public static let defaults: [Scope] = [.sessions, .events]

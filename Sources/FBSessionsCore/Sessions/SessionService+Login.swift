@@ -85,7 +85,10 @@ extension SessionService {
     /// same answers: `done` when Facebook took it, `pending` when it could not be asked, `unavailable` when the
     /// token expired (an hour after login) or Facebook refused it.
     /// - Returns: nil when unknown to this app; the revocation is nil without `revoke`.
-    public func logout(_ id: String, app: App, revoke: Bool) async throws -> (Session, Revocation?)? {
+    ///
+    /// A logout with `revoke` that closes the session writes `session.revoked` to the audit log in the closing
+    /// transaction, stamped with `stamp` (the key and the request).
+    public func logout(_ id: String, app: App, revoke: Bool, stamp: AuditStamp? = nil) async throws -> (Session, Revocation?)? {
         var token: String?
         var kind = LoginKind.standard
         if revoke {
@@ -103,7 +106,8 @@ extension SessionService {
             // instead of closing the session as if it had no token to revoke.
         }
         guard let (session, closedNow) = try await store.close(
-            id: id, appID: app.id, reason: .loggedOut, keepRevocation: revoke && token != nil)
+            id: id, appID: app.id, reason: .loggedOut, keepRevocation: revoke && token != nil,
+            revokedBy: revoke ? stamp : nil)
         else { return nil }
         guard revoke else { return (session, nil) }
         guard closedNow, let token else {
@@ -159,10 +163,18 @@ extension SessionService {
     }
 
     /// The decrypted token with its `appsecret_proof`, for backends that call Graph themselves.
+    ///
+    /// The read writes `token.read` to the audit log, stamped with `stamp` (the key and the request), in the same
+    /// statement that reads the sealed token (no round trip of its own), when the session is live and standard.
     /// - Throws: ``SessionError/closed`` for a closed session; ``SessionError/noGraphToken`` for a Limited Login
     ///   session, whose token Graph does not accept.
-    public func token(_ id: String, app: App) async throws -> (session: Session, token: String, proof: String)? {
-        guard let (session, token) = try await store.sessionWithToken(id: id, appID: app.id) else { return nil }
+    public func token(_ id: String, app: App, stamp: AuditStamp? = nil) async throws
+        -> (session: Session, token: String, proof: String)?
+    {
+        let audited = policy.auditsTokenReads ? stamp : nil
+        guard let (session, token) = try await store.sessionWithToken(id: id, appID: app.id, readBy: audited) else {
+            return nil
+        }
         guard session.loginKind == .standard else { throw SessionError.noGraphToken }
         let credentials = try await self.credentials.credentials(for: app)
         return (present(session, now: Date()), token, credentials.appSecretProof(for: token))

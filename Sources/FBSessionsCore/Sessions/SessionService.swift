@@ -19,6 +19,9 @@ public final class SessionService: Sendable {
         public var graphVersion: String?
         /// Seconds per Graph call; bounds how long a waiting request follows another's validation.
         public var graphTimeout: Double
+        /// Whether a token read writes a `token.read` entry to the audit log (always, but for the benchmark's
+        /// baseline: `FBS_AUDIT_TOKEN_READS=off`).
+        public var auditsTokenReads = true
 
         /// Creates a policy.
         public init(validateTTL: Double, refreshAfter: Double, maxSlots: Int, graphVersion: String?, graphTimeout: Double) {

@@ -29,11 +29,22 @@ public protocol SessionStore: Sendable {
     /// A live session with its decrypted token, or nil when unknown; throws ``SessionError/closed`` when closed.
     func sessionWithToken(id: String, appID: String) async throws -> (session: Session, token: String)?
 
+    /// ``sessionWithToken(id:appID:)`` that, with a `stamp`, also writes `token.read` to the audit log in the same
+    /// statement, when the session is live, of kind `standard` and holds a token. Default: without an entry (a
+    /// store with no audit log).
+    func sessionWithToken(id: String, appID: String, readBy stamp: AuditStamp?) async throws
+        -> (session: Session, token: String)?
+
     /// Closes a session (erasing token and profile) with its event. Idempotent: an already closed session is
     /// returned as it is, with `closedNow == false`. With `keepRevocation`, the token is first kept for a later
     /// revocation at Facebook.
     func close(id: String, appID: String, reason: ClosedReason, keepRevocation: Bool) async throws
         -> (session: Session, closedNow: Bool)?
+
+    /// ``close(id:appID:reason:keepRevocation:)`` that, with a `stamp` and when it closes the session now, also
+    /// writes `session.revoked` to the audit log in the closing transaction. Default: without an entry.
+    func close(id: String, appID: String, reason: ClosedReason, keepRevocation: Bool, revokedBy stamp: AuditStamp?)
+        async throws -> (session: Session, closedNow: Bool)?
 
     /// Forgets a pending revocation (and the token it holds) once Facebook has answered it; with `confirmed`
     /// (Facebook took it, or said the grant is gone already), the session remembers that its revocation is done.
@@ -58,6 +69,20 @@ public protocol SessionStore: Sendable {
     /// Records a validation's result, releases the claim, and writes the events it implies
     /// (`session.action_required` when `action_required` becomes another non-null value).
     func finishValidation(id: String, appID: String, result: ValidationResult) async throws -> Session?
+}
+
+extension SessionStore {
+    public func sessionWithToken(id: String, appID: String, readBy stamp: AuditStamp?) async throws
+        -> (session: Session, token: String)?
+    {
+        try await sessionWithToken(id: id, appID: appID)
+    }
+
+    public func close(
+        id: String, appID: String, reason: ClosedReason, keepRevocation: Bool, revokedBy stamp: AuditStamp?
+    ) async throws -> (session: Session, closedNow: Bool)? {
+        try await close(id: id, appID: appID, reason: reason, keepRevocation: keepRevocation)
+    }
 }
 
 /// What a verified login stores.

@@ -29,6 +29,11 @@ public protocol SweepStore: Sendable {
 
     /// The app with this id.
     func app(id: String) async throws -> App?
+
+    /// Deletes the audit log's entries older than `retentionDays` days (at least 1), through the one deletion path
+    /// the log's trigger lets pass (``AuditLog/prune(retentionDays:)``).
+    /// - Returns: how many were deleted.
+    func pruneAudit(retentionDays: Int) async throws -> Int
 }
 
 /// A session claimed by the sweep, with its token.
@@ -88,6 +93,8 @@ public struct SweepReport: Sendable, Equatable {
     public var expiring = 0
     /// The pass ended early because most of a batch was deferred (Graph failing or rate-limiting).
     public var stoppedEarly = false
+    /// Audit log entries deleted for being past retention (`FBS_AUDIT_RETENTION`).
+    public var auditEntriesPruned = 0
 
     /// Graph could not be asked in this pass: it stopped early, or deferred sessions and confirmed or closed none.
     /// The `serve` loop waits longer before the next pass (``SweepBackoff``).
@@ -116,6 +123,8 @@ public struct Sweeper: Sendable {
         public var expiryMargin: Double = 7 * 86_400
         /// Most batches in one pass.
         public var maxBatches: Int = 100
+        /// Days an audit log entry is kept (`FBS_AUDIT_RETENTION`); each pass deletes older ones.
+        public var auditRetentionDays: Int = AuditPolicy.defaultRetentionDays
 
         /// The defaults.
         public init() {}
@@ -204,6 +213,8 @@ public struct Sweeper: Sendable {
         }
         // Limited Login nonces long expired (each new nonce also deletes a batch).
         _ = try? await store.pruneLoginNonces(limit: 1000)
+        // The audit log past retention, through its one deletion path.
+        report.auditEntriesPruned = try await store.pruneAudit(retentionDays: policy.auditRetentionDays)
         return report
     }
 
