@@ -46,3 +46,39 @@ public struct KeyCheck: Middleware {
         return try await next(context)
     }
 }
+
+/// The rate limit of the caller's key (``RateLimiter``), after ``KeyCheck``: a key without a limit goes on at the
+/// cost of a nil check; a limited key's request takes a token, or is refused with 429 `rate_limited` and
+/// `Retry-After`. Every answer to a limited key, the handler's or an error, carries `RateLimit-Policy` and
+/// `RateLimit` (docs/api-contract.md, "Rate limits").
+///
+/// What ``KeyCheck`` refuses (401, 403) never reaches it: such answers count against no bucket and carry no fields.
+public struct RateLimitCheck: Middleware {
+    let limiter: RateLimiter
+
+    /// The check over the process's one limiter.
+    public init(_ limiter: RateLimiter) {
+        self.limiter = limiter
+    }
+
+    public func handle(_ context: RouteContext, next: (RouteContext) async throws -> Response) async throws -> Response {
+        guard let caller = context.principal, let verdict = limiter.admit(caller) else { return try await next(context) }
+        guard verdict.allowed else { throw verdict.refusal }
+        do {
+            var response = try await next(context)
+            verdict.addFields(to: &response.headers)
+            return response
+        } catch {
+            var headers = HTTPHeaders()
+            verdict.addFields(to: &headers)
+            throw FailureWithHeaders(error: error, headers: headers)
+        }
+    }
+}
+
+/// An error thrown through a middleware that wants its fields on the answer, whatever the error becomes
+/// (``Router`` adds them to the response it makes of `error`).
+struct FailureWithHeaders: Error {
+    let error: any Error
+    let headers: HTTPHeaders
+}

@@ -11,20 +11,43 @@ import Synchronization
 extension ExactCache {
     /// Drops what an announcement names (`*`: everything).
     func invalidate(_ payload: String) {
+        var announcedKeys: [String] = []
+        var everything = false
         guarded.withLock { state in
             state.statistics.invalidations += 1
             for token in payload.split(separator: ",") {
                 if token == "*" {
                     state.log.breakStream()
                     removeAll(&state)
+                    everything = true
                     return
                 }
                 let key = String(token)
                 state.log.announce(key)
                 state.entries.remove(Self.entryKey(announcedAs: key))
                 if state.liveKeys.remove(key) != nil { liveKeyRemovals.add(1, ordering: .releasing) }
+                if key.utf8.first == UInt8(ascii: "k") { announcedKeys.append(String(key.dropFirst())) }
             }
         }
+        if everything {
+            tellKeyObservers(nil)
+        } else {
+            for keyID in announcedKeys { tellKeyObservers(keyID) }
+        }
+    }
+
+    /// Calls `observer` with the id of every API key an announcement names (a change of its row: added, revoked,
+    /// its rate limit changed), and with nil when any key may have changed (`*`, or the listener's connection lost).
+    /// It is called on the thread that handles the announcement, outside the cache's lock, before a fence sent after
+    /// the announcement can pass: a request that arrived after the change committed finds it done.
+    public func observeKeyAnnouncements(_ observer: @escaping @Sendable (_ keyID: String?) -> Void) {
+        keyObservers.withLock { $0.append(observer) }
+    }
+
+    /// Tells the observers of announced keys; never under the cache's lock.
+    func tellKeyObservers(_ keyID: String?) {
+        let observers = keyObservers.withLock { $0 }
+        for observer in observers { observer(keyID) }
     }
 
 
