@@ -91,6 +91,9 @@ public protocol KeyStore: Sendable {
     func isLive(keyID: String) async throws -> Bool
     /// Drops whatever is cached about a key found dead. Default: nothing.
     func forget(keyID: String)
+    /// Counts the changes to what ``lookup(_:)`` answers from a cache: a lookup made before the count moved may
+    /// have answered what is no longer cached (a key whose rate limit changed). Default: 0 (nothing cached).
+    var generation: UInt64 { get }
 }
 
 extension KeyStore {
@@ -110,6 +113,8 @@ extension KeyStore {
     }
 
     public func forget(keyID: String) {}
+
+    public var generation: UInt64 { 0 }
 }
 
 /// Who is calling: an unrevoked key and its app.

@@ -28,15 +28,24 @@ public struct KeyCheck: Middleware {
 
     public func handle(_ context: RouteContext, next: (RouteContext) async throws -> Response) async throws -> Response {
         guard let scope = context.route.scope else { return try await next(context) }
+        let generation = keys.generation
         guard let presented = context.presentedKey, let found = try await keys.lookup(presented) else {
             throw APIError.unauthorized
         }
-        let caller = found.principal
+        var caller = found.principal
         // App and scopes from the cache; liveness from the database or the exact cache, which a revocation
         // committed anywhere empties first.
-        if !found.isConfirmed, try await !keys.isLive(keyID: caller.key.id) {
-            keys.forget(keyID: caller.key.id)
-            throw APIError.unauthorized
+        if !found.isConfirmed {
+            if try await !keys.isLive(keyID: caller.key.id) {
+                keys.forget(keyID: caller.key.id)
+                throw APIError.unauthorized
+            }
+            // The cache changed while the key was confirmed: the entry read may be one an announced change (a new
+            // rate limit) dropped since. Read again, so that the request sees what committed before it arrived.
+            if keys.generation != generation {
+                guard let again = try await keys.lookup(presented) else { throw APIError.unauthorized }
+                caller = again.principal
+            }
         }
         guard caller.allows(scope) else {
             throw APIError(403, .forbidden, "This API key lacks the \(scope.rawValue) scope.")

@@ -11,35 +11,41 @@ import Synchronization
 extension ExactCache {
     /// Drops what an announcement names (`*`: everything).
     func invalidate(_ payload: String) {
-        var announcedKeys: [String] = []
-        var everything = false
+        // The keys' observers first: a request that finds a key's liveness dropped below finds whatever the
+        // observers cached about the key forgotten too.
+        tellKeyObservers(announcedIn: payload)
         guarded.withLock { state in
             state.statistics.invalidations += 1
             for token in payload.split(separator: ",") {
                 if token == "*" {
                     state.log.breakStream()
                     removeAll(&state)
-                    everything = true
                     return
                 }
                 let key = String(token)
                 state.log.announce(key)
                 state.entries.remove(Self.entryKey(announcedAs: key))
                 if state.liveKeys.remove(key) != nil { liveKeyRemovals.add(1, ordering: .releasing) }
-                if key.utf8.first == UInt8(ascii: "k") { announcedKeys.append(String(key.dropFirst())) }
             }
         }
-        if everything {
-            tellKeyObservers(nil)
-        } else {
-            for keyID in announcedKeys { tellKeyObservers(keyID) }
+    }
+
+    /// Tells the observers of announced keys about the keys an announcement names (`k<id>`), or that every key may
+    /// have changed (`*`).
+    private func tellKeyObservers(announcedIn payload: String) {
+        var keyIDs: [Substring] = []
+        for token in payload.split(separator: ",") {
+            if token == "*" { return tellKeyObservers(nil) }
+            if token.utf8.first == UInt8(ascii: "k") { keyIDs.append(token.dropFirst()) }
         }
+        for keyID in keyIDs { tellKeyObservers(String(keyID)) }
     }
 
     /// Calls `observer` with the id of every API key an announcement names (a change of its row: added, revoked,
     /// its rate limit changed), and with nil when any key may have changed (`*`, or the listener's connection lost).
-    /// It is called on the thread that handles the announcement, outside the cache's lock, before a fence sent after
-    /// the announcement can pass: a request that arrived after the change committed finds it done.
+    /// It is called on the thread that handles the announcement, outside the cache's lock, before the announcement
+    /// drops anything (the key's liveness included) and so before a fence sent after it can pass: a request that
+    /// arrived after the change committed finds it done.
     public func observeKeyAnnouncements(_ observer: @escaping @Sendable (_ keyID: String?) -> Void) {
         keyObservers.withLock { $0.append(observer) }
     }
