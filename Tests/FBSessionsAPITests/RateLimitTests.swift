@@ -138,7 +138,7 @@ import TestSupport
 
     private static func router(keys: InMemoryKeyStore, clock: ManualClock) throws -> Router {
         let probe = Route("GET", "/v1/probe/{what}", operationID: "probe", scope: .sessions, handler: .waiting { context in
-            switch context.parameters["what"] {
+            switch context.parameters["what"] ?? "" {
             case "missing": throw APIError(404, .sessionNotFound, "No such session.")
             case "unchanged": return Response(status: 304)
             default: return try JSONResponse.make(200, ["ok": true])

@@ -62,7 +62,8 @@ public final class RateLimiter: Sendable {
             var bucket = buckets[keyID] ?? Bucket(tokens: burst, updated: now)
             // A limit lowered since the bucket was filled caps it at the new burst at once.
             bucket.tokens = min(burst, bucket.tokens + max(0, now - bucket.updated) * rate)
-            bucket.updated = now
+            // `now` was read before the lock: a thread that read it earlier must not move the bucket back in time.
+            bucket.updated = max(bucket.updated, now)
             let allowed = bucket.tokens >= 1
             if allowed { bucket.tokens -= 1 }
             buckets[keyID] = bucket
