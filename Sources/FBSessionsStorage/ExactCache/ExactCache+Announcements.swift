@@ -33,6 +33,10 @@ extension ExactCache {
     /// Tells the observers of announced keys about the keys an announcement names (`k<id>`), or that every key may
     /// have changed (`*`).
     private func tellKeyObservers(announcedIn payload: String) {
+        // Most announcements name sessions and owners only: those cost a scan of the payload, nothing allocated.
+        guard payload.utf8.first == UInt8(ascii: "k") || payload.utf8.first == UInt8(ascii: "*")
+            || payload.utf8.contains(UInt8(ascii: "k")) && payload.contains(",k")
+        else { return }
         var keyIDs: [Substring] = []
         for token in payload.split(separator: ",") {
             if token == "*" { return tellKeyObservers(nil) }
@@ -55,7 +59,6 @@ extension ExactCache {
         let observers = keyObservers.withLock { $0 }
         for observer in observers { observer(keyID) }
     }
-
 
     /// The token that announces a session (`s` and its id).
     static func sessionKey(_ id: String) -> String { "s" + id }
