@@ -76,6 +76,11 @@ public protocol KeyStore: Sendable {
     func keys(appID: String?) async throws -> [APIKey]
     /// Revokes a key; false when no such key exists.
     func revokeKey(id: String) async throws -> Bool
+    /// Makes a key with a rate limit in requests per second (nil: none). Default: a key without a limit, then
+    /// ``setRateLimit(_:keyID:)``.
+    func addKey(appID: String, scopes: [Scope], rateLimit: Int?) async throws -> (key: APIKey, text: String)
+    /// Sets or clears (nil) a key's rate limit; the key as it is now, or nil when no such key exists.
+    func setRateLimit(_ rateLimit: Int?, keyID: String) async throws -> APIKey?
     /// The app and key a presented bearer key belongs to, or nil when it is unknown, revoked or wrong. Always
     /// checks the database.
     func authenticate(_ presented: String) async throws -> Principal?
@@ -86,9 +91,19 @@ public protocol KeyStore: Sendable {
     func isLive(keyID: String) async throws -> Bool
     /// Drops whatever is cached about a key found dead. Default: nothing.
     func forget(keyID: String)
+    /// Counts the changes to what ``lookup(_:)`` answers from a cache: a lookup made before the count moved may
+    /// have answered what is no longer cached (a key whose rate limit changed). Default: 0 (nothing cached).
+    var generation: UInt64 { get }
 }
 
 extension KeyStore {
+    public func addKey(appID: String, scopes: [Scope], rateLimit: Int?) async throws -> (key: APIKey, text: String) {
+        let made = try await addKey(appID: appID, scopes: scopes)
+        guard let rateLimit else { return made }
+        guard let key = try await setRateLimit(rateLimit, keyID: made.key.id) else { return made }
+        return (key, made.text)
+    }
+
     public func lookup(_ presented: String) async throws -> KeyLookup? {
         try await authenticate(presented).map { KeyLookup(principal: $0, isConfirmed: true) }
     }
@@ -98,6 +113,8 @@ extension KeyStore {
     }
 
     public func forget(keyID: String) {}
+
+    public var generation: UInt64 { 0 }
 }
 
 /// Who is calling: an unrevoked key and its app.

@@ -11,7 +11,8 @@ import HTTPServer
 /// passed (docs/caching.md), then answers on the server's thread from what the cache holds, exactly as the
 /// route would have from the database. Anything it cannot answer goes to the ``Router``, which answers every request
 /// the usual way: a request it does not know, a key it has not seen, an entry the cache does not hold, a fence that
-/// did not pass, a query it does not like (the router reports the error). It never answers an error itself.
+/// did not pass, a query it does not like (the router reports the error). It never answers an error itself, but for
+/// the rate limiter's 429 to a limited key (``RateLimiter``, shared with the router).
 ///
 /// A reader who skips this module still understands the service: every operation here is also a route, and a
 /// server without an exact cache has no fast path at all.
@@ -21,6 +22,7 @@ public final class FastPath: Sendable {
     let sessions: SessionService
     let pictures: PictureService?
     let router: Router
+    let limiter: RateLimiter?
     let lists = RenderedBodies<ListKey, OwnerList>(limit: 256)
     /// Tells this fast path's per-thread memos from another's on the same thread (``LoopMemo``).
     let serial = LoopMemo.newOwner()
@@ -34,14 +36,17 @@ public final class FastPath: Sendable {
     ///   - pictures: The picture service (its memory of bytes, its rule of freshness and its counts); nil answers
     ///     no picture.
     ///   - router: What answers everything else.
+    ///   - limiter: The API keys' rate limits, the one the router's ``RateLimitCheck`` uses; nil limits nothing.
     public init(
-        cache: ExactCache, keys: CachedKeyStore, sessions: SessionService, pictures: PictureService?, router: Router
+        cache: ExactCache, keys: CachedKeyStore, sessions: SessionService, pictures: PictureService?, router: Router,
+        limiter: RateLimiter? = nil
     ) {
         self.cache = cache
         self.keys = keys
         self.sessions = sessions
         self.pictures = pictures
         self.router = router
+        self.limiter = limiter
     }
 
     /// The operations answered here, by path template.
@@ -125,10 +130,18 @@ public final class FastPath: Sendable {
 
     /// After the fence: the answer from the cache when it holds all of it and the key is known live, else the
     /// router's.
+    ///
+    /// A limited key's answer then passes the rate limiter, as the router's ``RateLimitCheck`` would have: only an
+    /// answer made here counts (a request handed to the router is counted there, once), and a refused one is the
+    /// limiter's 429, the one error answered here.
     private func answer(_ request: Request, _ pending: Pending, passed: Bool) -> Reply {
         guard passed, cache.isLiveKey(pending.principal.key.id), let query = QueryString.parse(request.head.rawQuery),
-            let response = answer(pending, query: query, headers: request.headers)
+            var response = answer(pending, query: query, headers: request.headers)
         else { return routed(request) }
+        if let limiter, let verdict = limiter.admit(pending.principal) {
+            guard verdict.allowed else { return .now(verdict.refusal.response(requestID: request.requestID)) }
+            verdict.addFields(to: &response.headers)
+        }
         return .now(response)
     }
 

@@ -126,8 +126,16 @@ public final class ServiceAssembly: Sendable {
         handler = ServiceHandler(
             router: routes.router,
             fastPath: cache.map {
-                FastPath(cache: $0, keys: keys, sessions: routes.sessions, pictures: routes.pictures, router: routes.router)
+                FastPath(
+                    cache: $0, keys: keys, sessions: routes.sessions, pictures: routes.pictures, router: routes.router,
+                    limiter: routes.limiter)
             })
+        // A key's rate limit can change (`key update --rate`): every announcement of a key, wherever it was
+        // committed, makes this instance's key cache forget the key before the fence that follows passes, as it
+        // drops the key's liveness (docs/api-contract.md, "Rate limits").
+        cache?.observeKeyAnnouncements { keyID in
+            if let keyID { keys.forget(keyID: keyID) } else { keys.forgetAll() }
+        }
         webhooks = WebhookDispatcher(
             database: database.database, keyring: database.keyring,
             transport: ClientWebhookTransport(client: webhookClient), logger: parts.logger("webhooks"))

@@ -47,6 +47,8 @@ public struct ServiceParts: Sendable {
     public var maxEventWaiters: Int?
     /// Routes served besides the contract's: a route test's probes; none in the service.
     public var extraRoutes: [Route] = []
+    /// The clock of the API keys' rate limits, in seconds (tests move it by hand). Default: a monotonic one.
+    public var rateLimitClock: @Sendable () -> Double = RateLimiter.monotonicSeconds
 
     /// The parts `settings` describe.
     ///

@@ -64,6 +64,8 @@ public struct ServiceRoutes: Sendable {
     public let services: Services
     /// Every route, with authentication, request logs and metrics.
     public let router: Router
+    /// The API keys' rate limits: the router's ``RateLimitCheck`` and the fast path share this one.
+    public let limiter: RateLimiter
 
     /// Wires the services and the router over `ports` as `parts` say.
     ///
@@ -115,9 +117,11 @@ public struct ServiceRoutes: Sendable {
             audit: ports.audit)
         var httpLogger = parts.logger("http")
         httpLogger.metadata = [:]
+        let limiter = RateLimiter(clock: parts.rateLimitClock)
+        self.limiter = limiter
         router = Router(
             routes: APIRoutes.all(services) + parts.extraRoutes, keys: ports.keys,
-            observer: Observer(metrics: metrics, logger: httpLogger))
+            observer: Observer(metrics: metrics, logger: httpLogger), middleware: [RateLimitCheck(limiter)])
     }
 
     /// The picture service `parts` describe over a store and a fetcher, with a single flight (and memory) of its

@@ -23,13 +23,18 @@ public struct PostgresKeyStore: KeyStore {
     }
 
     public func addKey(appID: String, scopes: [Scope]) async throws -> (key: APIKey, text: String) {
+        try await addKey(appID: appID, scopes: scopes, rateLimit: nil)
+    }
+
+    public func addKey(appID: String, scopes: [Scope], rateLimit: Int?) async throws -> (key: APIKey, text: String) {
         let made = APIKeyText.generate()
         let names = scopes.map(\.rawValue)
         let key = try await database.run { connection in
             let rows = try connection.query(
                 """
-                INSERT INTO api_keys (id, app_id, key_hash, scopes) VALUES (\(made.id), \(appID), \(made.hash), \(names))
-                RETURNING id, app_id, scopes, created_at, revoked_at
+                INSERT INTO api_keys (id, app_id, key_hash, scopes, rate_limit)
+                VALUES (\(made.id), \(appID), \(made.hash), \(names), \(rateLimit))
+                RETURNING id, app_id, scopes, created_at, revoked_at, rate_limit
                 """)
             guard let row = rows.first else { throw ServiceError.unknownApp(appID) }
             return try Self.key(from: row)
@@ -41,7 +46,7 @@ public struct PostgresKeyStore: KeyStore {
         try await database.run { connection in
             try connection.query(
                 """
-                SELECT id, app_id, scopes, created_at, revoked_at FROM api_keys
+                SELECT id, app_id, scopes, created_at, revoked_at, rate_limit FROM api_keys
                 WHERE \(appID)::text IS NULL OR app_id = \(appID) ORDER BY created_at, id
                 """
             ).map(Self.key)
@@ -55,12 +60,26 @@ public struct PostgresKeyStore: KeyStore {
         }
     }
 
+    /// One UPDATE: the trigger of migration 0008 announces it (`k<id>`), so every instance's exact cache, and the
+    /// key cache wired to it, forgets the key before it answers a request that arrived after the commit.
+    public func setRateLimit(_ rateLimit: Int?, keyID: String) async throws -> APIKey? {
+        try await database.run { connection in
+            try connection.query(
+                """
+                UPDATE api_keys SET rate_limit = \(rateLimit) WHERE id = \(keyID)
+                RETURNING id, app_id, scopes, created_at, revoked_at, rate_limit
+                """
+            ).first.map(Self.key)
+        }
+    }
+
     public func authenticate(_ presented: String) async throws -> Principal? {
         guard let id = APIKeyText.id(in: presented) else { return nil }
         let found: (Principal, [UInt8])? = try await database.run { connection in
             let rows = try connection.query(
                 """
-                SELECT k.id AS key_id, k.key_hash, k.scopes, k.created_at AS key_created_at, \(unsafeSQL: AppRow.columns)
+                SELECT k.id AS key_id, k.key_hash, k.scopes, k.created_at AS key_created_at, k.rate_limit,
+                    \(unsafeSQL: AppRow.columns)
                 FROM api_keys k JOIN apps a ON a.id = k.app_id
                 WHERE k.id = \(id) AND k.revoked_at IS NULL
                 """)
@@ -68,7 +87,8 @@ public struct PostgresKeyStore: KeyStore {
             let app = try AppRow.app(from: row)
             let key = APIKey(
                 id: try row.decode("key_id"), appID: app.id, scopes: Self.scopes(try row.decode("scopes")),
-                createdAt: try row.decode("key_created_at"), revokedAt: nil)
+                createdAt: try row.decode("key_created_at"), revokedAt: nil,
+                rateLimit: try row.decode("rate_limit", as: Int?.self))
             return (Principal(key: key, app: app), try row.decode("key_hash", as: [UInt8].self))
         }
         guard let (principal, hash) = found, APIKeyText.matches(presented, hash: hash) else { return nil }
@@ -98,7 +118,8 @@ public struct PostgresKeyStore: KeyStore {
     private static func key(from row: PostgresRow) throws -> APIKey {
         APIKey(
             id: try row.decode("id"), appID: try row.decode("app_id"), scopes: scopes(try row.decode("scopes")),
-            createdAt: try row.decode("created_at"), revokedAt: try row.decode("revoked_at", as: Date?.self))
+            createdAt: try row.decode("created_at"), revokedAt: try row.decode("revoked_at", as: Date?.self),
+            rateLimit: try row.decode("rate_limit", as: Int?.self))
     }
 
     private static func scopes(_ names: [String]) -> [Scope] {

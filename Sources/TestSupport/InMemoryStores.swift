@@ -31,8 +31,28 @@ public final class InMemoryKeyStore: KeyStore, Sendable {
         return (key, SecretsTranscript.noted("api key", made.key))
     }
 
+    public func addKey(appID: String, scopes: [Scope], rateLimit: Int?) async throws -> (key: APIKey, text: String) {
+        let made = APIKeyText.generate()
+        let key = APIKey(
+            id: made.id, appID: appID, scopes: scopes, createdAt: Date(), revokedAt: nil, rateLimit: rateLimit)
+        state.withLock { $0.stored[made.id] = (key, made.hash) }
+        return (key, SecretsTranscript.noted("api key", made.key))
+    }
+
     public func keys(appID: String?) async throws -> [APIKey] {
         state.withLock { $0.stored.values.map(\.key).filter { appID == nil || $0.appID == appID } }
+    }
+
+    public func setRateLimit(_ rateLimit: Int?, keyID: String) async throws -> APIKey? {
+        state.withLock { state in
+            guard let entry = state.stored[keyID] else { return nil }
+            let key = entry.key
+            let changed = APIKey(
+                id: key.id, appID: key.appID, scopes: key.scopes, createdAt: key.createdAt, revokedAt: key.revokedAt,
+                rateLimit: rateLimit)
+            state.stored[keyID] = (changed, entry.hash)
+            return changed
+        }
     }
 
     public func revokeKey(id: String) async throws -> Bool {
@@ -40,7 +60,10 @@ public final class InMemoryKeyStore: KeyStore, Sendable {
             guard let entry = state.stored[id] else { return false }
             let key = entry.key
             state.stored[id] = (
-                APIKey(id: id, appID: key.appID, scopes: key.scopes, createdAt: key.createdAt, revokedAt: Date()), entry.hash
+                APIKey(
+                    id: id, appID: key.appID, scopes: key.scopes, createdAt: key.createdAt, revokedAt: Date(),
+                    rateLimit: key.rateLimit),
+                entry.hash
             )
             return true
         }

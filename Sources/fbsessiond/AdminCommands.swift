@@ -139,6 +139,13 @@ enum AdminCommands {
         switch action {
         case "add":
             guard let name = arguments.value("app") else { throw UsageError("key add needs --app NAME") }
+            var rateLimit: Int?
+            if let text = arguments.value("rate") {
+                switch APIKey.parseRateLimit(text) {
+                case .success(let rate): rateLimit = rate
+                case .failure(let problem): throw UsageError(problem.description)
+                }
+            }
             var scopes: [Scope] = []
             for text in arguments.values("scope") {
                 guard let scope = Scope(rawValue: text) else {
@@ -147,14 +154,18 @@ enum AdminCommands {
                 if !scopes.contains(scope) { scopes.append(scope) }
             }
             guard let app = try await runtime.apps.app(named: name) else { throw CommandFailure("no app named \(name)") }
-            let made = try await runtime.keys.addKey(appID: app.id, scopes: scopes.isEmpty ? Scope.defaults : scopes)
+            let made = try await runtime.keys.addKey(
+                appID: app.id, scopes: scopes.isEmpty ? Scope.defaults : scopes, rateLimit: rateLimit)
             try await AuditTrail.record(
                 runtime.audit, .keyAdded, appID: app.id,
                 target: [
                     "kind": .string("key"), "id": .string(made.key.id),
                     "scopes": .strings(made.key.scopes.map(\.rawValue)),
+                    "rate": made.key.rateLimit.map { .int($0) } ?? .null,
                 ])
-            print("key id: \(made.key.id) (app \(app.name); scopes \(made.key.scopes.map(\.rawValue).joined(separator: ",")))")
+            print(
+                "key id: \(made.key.id) (app \(app.name); scopes \(made.key.scopes.map(\.rawValue).joined(separator: ","));"
+                    + " rate \(describe(rate: made.key.rateLimit)))")
             print("the key is shown once; store it now:")
             print(made.text)
         case "list":
@@ -165,7 +176,9 @@ enum AdminCommands {
             }
             for key in try await runtime.keys.keys(appID: appID) {
                 let state = key.revokedAt.map { "revoked \(RFC3339.string(from: $0))" } ?? "active"
-                print("\(key.id)\t\(key.appID)\t\(key.scopes.map(\.rawValue).joined(separator: ","))\t\(state)")
+                print(
+                    "\(key.id)\t\(key.appID)\t\(key.scopes.map(\.rawValue).joined(separator: ","))\t\(state)\t"
+                        + "rate \(describe(rate: key.rateLimit))")
             }
         case "revoke":
             guard arguments.positional.count == 2 else { throw UsageError("key revoke needs KEY_ID (from `key list`)") }
@@ -175,9 +188,36 @@ enum AdminCommands {
             try await AuditTrail.record(
                 runtime.audit, .keyRevoked, appID: appID, target: ["kind": .string("key"), "id": .string(id)])
             print("revoked \(id)")
+        case "update":
+            let unknown = arguments.unknown(besides: ["rate"])
+            guard unknown.isEmpty else { throw UsageError("unknown option --\(unknown[0])") }
+            guard arguments.positional.count == 2, let text = arguments.value("rate") else {
+                throw UsageError("key update needs KEY_ID (from `key list`) and --rate N (or --rate none)")
+            }
+            let id = arguments.positional[1]
+            let rateLimit: Int?
+            switch APIKey.parseRateLimit(text) {
+            case .success(let rate): rateLimit = rate
+            case .failure(let problem): throw UsageError(problem.description)
+            }
+            guard let key = try await runtime.keys.setRateLimit(rateLimit, keyID: id) else {
+                throw CommandFailure("no key with id \(id)")
+            }
+            try await AuditTrail.record(
+                runtime.audit, .keyUpdated, appID: key.appID,
+                target: ["kind": .string("key"), "id": .string(key.id), "rate": key.rateLimit.map { .int($0) } ?? .null])
+            print("key id: \(key.id) rate \(describe(rate: key.rateLimit))")
+            print(
+                "per instance: each running instance allows this rate on its own; instances with an exact cache "
+                    + "use it from their next request, others within FBS_KEY_CACHE_TTL (\(Int(runtime.settings.keyCacheTTL)) s)")
         default:
-            throw UsageError("expected `key add`, `key list` or `key revoke`")
+            throw UsageError("expected `key add`, `key list`, `key update` or `key revoke`")
         }
+    }
+
+    /// A key's rate limit as the commands print it.
+    private static func describe(rate: Int?) -> String {
+        rate.map { "\($0)/s per instance (burst \(2 * $0))" } ?? "unlimited"
     }
 
     /// An operator's `--graph-version`, checked against Meta's table today.

@@ -83,14 +83,22 @@ enum Help {
         """ + LocalStack.helpNote
 
     static let key = """
-        Usage: fbsessiond key add --app NAME [--scope sessions|events|tokens:read|audit]...
+        Usage: fbsessiond key add --app NAME [--scope sessions|events|tokens:read|audit]... [--rate N]
                fbsessiond key list [--app NAME]
+               fbsessiond key update KEY_ID --rate N|none
                fbsessiond key revoke KEY_ID
 
         add prints the new key alone on its last line; it is stored only as a SHA-256 hash and cannot be shown
         again. Without --scope a key gets sessions and events (never audit: GET /v1/audit). list never shows keys,
-        only their ids. add and revoke, like app add|update, webhook add|remove and reencrypt, write an entry to
-        the audit log with the OS user who ran them.
+        only their ids. add, update and revoke, like app add|update, webhook add|remove and reencrypt, write an
+        entry to the audit log with the OS user who ran them.
+
+        --rate N limits the key to N requests per second (a whole number from 1 to 1000000), with bursts of
+        2 x N; over it the API answers 429 rate_limited with Retry-After. Without --rate a key is unlimited;
+        update --rate none removes a limit. The limit is PER INSTANCE: each running fbsessiond counts on its
+        own, so across K instances the key may make K x N requests per second (divide N by K for a cluster-wide
+        limit). Instances with an exact cache (FBS_CACHE_BYTES > 0) apply an update from their next request;
+        others within FBS_KEY_CACHE_TTL.
 
         """ + LocalStack.helpNote
 

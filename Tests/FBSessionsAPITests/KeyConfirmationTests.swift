@@ -36,6 +36,10 @@ private final class CountingKeyStore: KeyStore, Sendable {
         try await base.revokeKey(id: id)
     }
 
+    func setRateLimit(_ rateLimit: Int?, keyID: String) async throws -> APIKey? {
+        try await base.setRateLimit(rateLimit, keyID: keyID)
+    }
+
     func authenticate(_ presented: String) async throws -> Principal? {
         try await base.authenticate(presented)
     }

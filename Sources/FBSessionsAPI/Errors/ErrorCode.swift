@@ -39,4 +39,5 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case noGraphToken = "no_graph_token"
     case pictureNotCached = "picture_not_cached"
     case notLimited = "not_limited"
+    case rateLimited = "rate_limited"
 }

@@ -28,15 +28,24 @@ public struct KeyCheck: Middleware {
 
     public func handle(_ context: RouteContext, next: (RouteContext) async throws -> Response) async throws -> Response {
         guard let scope = context.route.scope else { return try await next(context) }
+        let generation = keys.generation
         guard let presented = context.presentedKey, let found = try await keys.lookup(presented) else {
             throw APIError.unauthorized
         }
-        let caller = found.principal
+        var caller = found.principal
         // App and scopes from the cache; liveness from the database or the exact cache, which a revocation
         // committed anywhere empties first.
-        if !found.isConfirmed, try await !keys.isLive(keyID: caller.key.id) {
-            keys.forget(keyID: caller.key.id)
-            throw APIError.unauthorized
+        if !found.isConfirmed {
+            if try await !keys.isLive(keyID: caller.key.id) {
+                keys.forget(keyID: caller.key.id)
+                throw APIError.unauthorized
+            }
+            // The cache changed while the key was confirmed: the entry read may be one an announced change (a new
+            // rate limit) dropped since. Read again, so that the request sees what committed before it arrived.
+            if keys.generation != generation {
+                guard let again = try await keys.lookup(presented) else { throw APIError.unauthorized }
+                caller = again.principal
+            }
         }
         guard caller.allows(scope) else {
             throw APIError(403, .forbidden, "This API key lacks the \(scope.rawValue) scope.")
@@ -45,4 +54,40 @@ public struct KeyCheck: Middleware {
         context.principal = caller
         return try await next(context)
     }
+}
+
+/// The rate limit of the caller's key (``RateLimiter``), after ``KeyCheck``: a key without a limit goes on at the
+/// cost of a nil check; a limited key's request takes a token, or is refused with 429 `rate_limited` and
+/// `Retry-After`. Every answer to a limited key, the handler's or an error, carries `RateLimit-Policy` and
+/// `RateLimit` (docs/api-contract.md, "Rate limits").
+///
+/// What ``KeyCheck`` refuses (401, 403) never reaches it: such answers count against no bucket and carry no fields.
+public struct RateLimitCheck: Middleware {
+    let limiter: RateLimiter
+
+    /// The check over the process's one limiter.
+    public init(_ limiter: RateLimiter) {
+        self.limiter = limiter
+    }
+
+    public func handle(_ context: RouteContext, next: (RouteContext) async throws -> Response) async throws -> Response {
+        guard let caller = context.principal, let verdict = limiter.admit(caller) else { return try await next(context) }
+        guard verdict.allowed else { throw verdict.refusal }
+        do {
+            var response = try await next(context)
+            verdict.addFields(to: &response.headers)
+            return response
+        } catch {
+            var headers = HTTPHeaders()
+            verdict.addFields(to: &headers)
+            throw FailureWithHeaders(error: error, headers: headers)
+        }
+    }
+}
+
+/// An error thrown through a middleware that wants its fields on the answer, whatever the error becomes
+/// (``Router`` adds them to the response it makes of `error`).
+struct FailureWithHeaders: Error {
+    let error: any Error
+    let headers: HTTPHeaders
 }

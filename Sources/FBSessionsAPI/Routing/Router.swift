@@ -21,7 +21,8 @@ public final class Router: RequestHandler, Sendable {
     /// against templates of its own length.
     private let endpointsBySegments: [Int: [Endpoint]]
 
-    /// Creates a router over routes, each behind `middleware` (first is outermost) and the ``KeyCheck`` of `keys`.
+    /// Creates a router over routes, each behind `middleware` (first is outermost) and the ``KeyCheck`` of `keys`
+    /// before it (so that `middleware` sees the caller: ``RateLimitCheck`` goes here).
     public init(routes: [Route], keys: any KeyStore, observer: Observer, middleware: [any Middleware] = []) {
         let chain: [any Middleware] = [KeyCheck(keys: keys)] + middleware
         let endpoints = routes.map { Endpoint(route: $0, middleware: chain) }
@@ -110,6 +111,11 @@ public final class Router: RequestHandler, Sendable {
 
     /// The response for an error the middleware or the handler threw.
     private func failure(_ error: any Error, _ context: RouteContext) -> Response {
+        if let failed = error as? FailureWithHeaders {
+            var response = failure(failed.error, context)
+            for field in failed.headers { response.headers.add(field.name, field.value) }
+            return response
+        }
         let requestID = context.requestID
         if error is CancellationError {
             // Its deadline passed (the client already got this same answer from the HTTP layer) or the server is

@@ -29,6 +29,8 @@ public enum AuditAction: String, Sendable, CaseIterable {
     case appUpdated = "app.updated"
     /// `fbsessiond key add`.
     case keyAdded = "key.added"
+    /// `fbsessiond key update` (a new rate limit).
+    case keyUpdated = "key.updated"
     /// `fbsessiond key revoke`.
     case keyRevoked = "key.revoked"
     /// `fbsessiond webhook add`.

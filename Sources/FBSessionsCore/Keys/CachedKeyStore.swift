@@ -11,9 +11,11 @@ import Synchronization
 /// store's ``KeyStore/isLive(keyID:)`` before the handler runs, which the exact cache answers when it can (a
 /// revocation committed anywhere is announced and drops its entry) and a batched statement otherwise. So a key
 /// revoked on any instance, or with the CLI, is refused by the very next request that starts after the
-/// revocation committed, on every instance. What is cached never changes for a key's
-/// lifetime (a key's app and scopes are fixed; apps are never edited), so there is nothing else to go stale;
-/// `ttl` only bounds how long an unused entry stays.
+/// revocation committed, on every instance. A key's app and scopes are fixed; its rate limit is not
+/// (`key update --rate`): a change through this store forgets the key here, and the announcement of any change
+/// makes every instance with an exact cache forget it too (``forget(keyID:)``, called by the service's wiring);
+/// without an exact cache, another instance keeps the old limit for at most `ttl` (docs/api-contract.md, "Rate
+/// limits"). An app's Graph version likewise reaches instances within `ttl`.
 ///
 /// Entries are keyed by the SHA-256 of the presented key, never the key itself. Unknown or wrong keys are never
 /// cached. The cache is bounded: when full, it is emptied (a burst of distinct valid keys only costs lookups).
@@ -93,8 +95,24 @@ public final class CachedKeyStore: KeyStore, Sendable {
         change { entries in entries = entries.filter { $0.value.principal.key.id != keyID } }
     }
 
+    /// Forgets every cached entry (what was announced is not known: every key may have changed).
+    public func forgetAll() {
+        change { entries in entries.removeAll() }
+    }
+
     public func addKey(appID: String, scopes: [Scope]) async throws -> (key: APIKey, text: String) {
         try await base.addKey(appID: appID, scopes: scopes)
+    }
+
+    public func addKey(appID: String, scopes: [Scope], rateLimit: Int?) async throws -> (key: APIKey, text: String) {
+        try await base.addKey(appID: appID, scopes: scopes, rateLimit: rateLimit)
+    }
+
+    /// Changes the limit at the store and forgets this process's cached entries for the key, so that its next
+    /// request reads the new limit.
+    public func setRateLimit(_ rateLimit: Int?, keyID: String) async throws -> APIKey? {
+        defer { forget(keyID: keyID) }
+        return try await base.setRateLimit(rateLimit, keyID: keyID)
     }
 
     public func keys(appID: String?) async throws -> [APIKey] {

@@ -11,6 +11,9 @@ import Synchronization
 extension ExactCache {
     /// Drops what an announcement names (`*`: everything).
     func invalidate(_ payload: String) {
+        // The keys' observers first: a request that finds a key's liveness dropped below finds whatever the
+        // observers cached about the key forgotten too.
+        tellKeyObservers(announcedIn: payload)
         guarded.withLock { state in
             state.statistics.invalidations += 1
             for token in payload.split(separator: ",") {
@@ -27,6 +30,35 @@ extension ExactCache {
         }
     }
 
+    /// Tells the observers of announced keys about the keys an announcement names (`k<id>`), or that every key may
+    /// have changed (`*`).
+    private func tellKeyObservers(announcedIn payload: String) {
+        // Most announcements name sessions and owners only: those cost a scan of the payload, nothing allocated.
+        guard payload.utf8.first == UInt8(ascii: "k") || payload.utf8.first == UInt8(ascii: "*")
+            || payload.utf8.contains(UInt8(ascii: "k")) && payload.contains(",k")
+        else { return }
+        var keyIDs: [Substring] = []
+        for token in payload.split(separator: ",") {
+            if token == "*" { return tellKeyObservers(nil) }
+            if token.utf8.first == UInt8(ascii: "k") { keyIDs.append(token.dropFirst()) }
+        }
+        for keyID in keyIDs { tellKeyObservers(String(keyID)) }
+    }
+
+    /// Calls `observer` with the id of every API key an announcement names (a change of its row: added, revoked,
+    /// its rate limit changed), and with nil when any key may have changed (`*`, or the listener's connection lost).
+    /// It is called on the thread that handles the announcement, outside the cache's lock, before the announcement
+    /// drops anything (the key's liveness included) and so before a fence sent after it can pass: a request that
+    /// arrived after the change committed finds it done.
+    public func observeKeyAnnouncements(_ observer: @escaping @Sendable (_ keyID: String?) -> Void) {
+        keyObservers.withLock { $0.append(observer) }
+    }
+
+    /// Tells the observers of announced keys; never under the cache's lock.
+    func tellKeyObservers(_ keyID: String?) {
+        let observers = keyObservers.withLock { $0 }
+        for observer in observers { observer(keyID) }
+    }
 
     /// The token that announces a session (`s` and its id).
     static func sessionKey(_ id: String) -> String { "s" + id }

@@ -34,6 +34,8 @@ extension ExactCache {
                 connectionLost(Self.listenerConnection, &state)
                 return state.fences.lost()
             }
+            // Announcements may have been missed: no key's cached limit is trusted.
+            tellKeyObservers(nil)
             apply(effects)
         case .reconnected:
             let effects = guarded.withLock { state in state.fences.probe() }

@@ -112,6 +112,8 @@ public final class ExactCache: @unchecked Sendable {
     let unlockedHits = Atomic<Int>(0)
     /// The most live keys held.
     static let liveKeyCapacity = 4096
+    /// Who is told of announced API keys (``observeKeyAnnouncements(_:)``), under their own lock.
+    let keyObservers = Locked<[@Sendable (String?) -> Void]>([])
     /// Owner and picture tokens by what they hash (``hashedToken(_:)``), under their own lock.
     let hashedTokens = Locked<[TokenInput: String]>([:])
 
