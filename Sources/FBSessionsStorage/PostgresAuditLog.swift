@@ -6,7 +6,9 @@ import Postgres
 ///
 /// Pages are read as the events feed reads them (``PostgresEventStore``): ordered by the writing transaction and
 /// the id, and only entries whose transaction is below the snapshot's `xmin`, so that no cursor skips an entry
-/// that commits late. Nothing here updates or deletes a row, except ``prune(retentionDays:)`` through
+/// that commits late; and, like a page of the feed, a page with entries is returned only once they are durable on
+/// the synchronous standby (``PostgresConnection/confirmDurabilityAtCommit()``), so a failover never takes back an
+/// entry that was shown. Nothing here updates or deletes a row, except ``prune(retentionDays:)`` through
 /// `fbs_prune_audit`, the one deletion path the table's trigger lets pass.
 public struct PostgresAuditLog: AuditLog {
     private let database: Database
@@ -24,7 +26,13 @@ public struct PostgresAuditLog: AuditLog {
 
     public func entries(appID: String, after cursor: AuditCursor?, limit: Int) async throws -> AuditPage {
         try await database.run { connection in
-            try Self.read(on: connection, appID: appID, after: cursor, limit: limit)
+            try connection.transaction { connection in
+                let page = try Self.read(on: connection, appID: appID, after: cursor, limit: limit)
+                if !page.entries.isEmpty {
+                    try connection.confirmDurabilityAtCommit()
+                }
+                return page
+            }
         }
     }
 
