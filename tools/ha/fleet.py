@@ -197,7 +197,8 @@ class Fleet:
         }
 
     def prepare(self):
-        """The emulator, migrations, the app, an API key (sessions, events) and a webhook to the receiver."""
+        """The emulator, migrations, the app, an API key (sessions, events, tokens:read, audit) and a webhook to the
+        receiver."""
         self.emulator = chaos.Emulator(self.binary, self.work, self.processes)
         # Migrations and the admin commands go past the pooler, as an operator's deploy step would.
         self.admin(["migrate"])
@@ -205,8 +206,8 @@ class Fleet:
         write(secret, chaos.DEMO_APP_SECRET + "\n", 0o600)
         self.admin(["app", "add", "--name", "ha", "--facebook-app-id", DEMO_APP_ID,
                     "--facebook-app-secret-file", secret, "--redirect-uri", self.url + "/callback"])
-        self.api_key = self.admin(["key", "add", "--app", "ha", "--scope", "sessions", "--scope",
-                                   "events"]).strip().splitlines()[-1]
+        self.api_key = self.admin(["key", "add", "--app", "ha", "--scope", "sessions", "--scope", "events",
+                                   "--scope", "tokens:read", "--scope", "audit"]).strip().splitlines()[-1]
         transcript.note("api key", self.api_key)
         self.hooks.secret = self.admin(["webhook", "add", "--app", "ha", "--url",
                                         self.hooks.url]).strip().splitlines()[-1]

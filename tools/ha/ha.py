@@ -97,8 +97,8 @@ class Harness:
                        for entry in reversed(self.load.ledger.entries[-400:]))
 
     def settle(self, timeout=60):
-        """Waits until the feed and the webhook have every committed event (or `timeout` passes); says how long
-        that took, or what was still missing."""
+        """Waits until the feed and the webhook have every committed event, and the audit reader every entry (or
+        `timeout` passes); says how long that took, or what was still missing."""
         started = time.monotonic()
         missing = {}
 
@@ -107,14 +107,18 @@ class Harness:
                 f"SELECT id FROM events WHERE app_id = '{self.fleet.app_id}'")}
             missing["feed"] = len(committed - set(self.load.feed_ids()))
             missing["webhook"] = len(committed - set(self.fleet.hooks.received()))
-            return not missing["feed"] and not missing["webhook"]
+            logged = {row[0] for row in self.database.psql(
+                f"SELECT id FROM audit_log WHERE app_id = '{self.fleet.app_id}' OR app_id IS NULL")}
+            missing["audit"] = len(logged - set(self.load.audit_ids()))
+            return not missing["feed"] and not missing["webhook"] and not missing["audit"]
         try:
             wait_until(caught_up, timeout, "", interval=0.5)
-            print(f"   feed and webhook caught up {time.monotonic() - started:.1f} s after the load stopped",
+            print(f"   feed, webhook and audit reader caught up {time.monotonic() - started:.1f} s after the load "
+                  f"stopped",
                   flush=True)
         except HAError:
-            print(f"   after {timeout} s the feed still lacks {missing.get('feed')} events and the webhook "
-                  f"{missing.get('webhook')}", flush=True)
+            print(f"   after {timeout} s the feed still lacks {missing.get('feed')} events, the webhook "
+                  f"{missing.get('webhook')} and the audit reader {missing.get('audit')} entries", flush=True)
 
     def close(self):
         if self.load is not None:

@@ -6,6 +6,9 @@
   always knows what it was told, and a 503 that committed anyway is found by the retry (200 and the same id).
 - status readers: `GET /v1/sessions/{id}` of random acknowledged sessions; every answer's state is a sighting.
 - one long poll: `GET /v1/events?after=...&wait=5` from the start of the feed, for the whole run.
+- one token reader: `GET /v1/sessions/{id}/token` of random acknowledged sessions; the request id of every 200 is
+  noted (its `token.read` audit entry must exist afterwards). The token itself is never kept.
+- one audit reader: `GET /v1/audit?after=...` from the start of the log, for the whole run.
 - webhook deliveries arrive at fleet.WebhookReceiver.
 
 Every request goes through tools/chaos's `checks.Ledger` (outcome, Retry-After, start, duration), one ledger
@@ -21,6 +24,7 @@ import checks  # tools/chaos/checks.py (fleet.py put tools/chaos on sys.path)
 OWNERS = 8
 USERS_PER_OWNER = 3
 READERS = 2
+AUDIT_PAUSE = 0.5      # seconds between the audit reader's pages when it is caught up
 POLL_WAIT = 5          # seconds a long poll waits
 RETRY_PAUSE = 0.25     # seconds between attempts of an unacknowledged operation
 GIVE_UP = 120.0        # seconds after which a client stops repeating one operation (a verdict, not a hang)
@@ -63,6 +67,8 @@ class Load:
         self.book = Book()
         self.feed = []            # events in the order the long poll returned them
         self.feed_lock = threading.Lock()
+        self.token_reads = []     # request ids of the token reads answered 200
+        self.audit = []           # audit entries' ids in the order GET /v1/audit returned them
         self.running = threading.Event()   # set: owner clients and readers work
         self.closing = threading.Event()   # set: every thread ends
         self.threads = []
@@ -75,7 +81,8 @@ class Load:
 
     def start(self):
         targets = ([(self._owner, index) for index in range(OWNERS)] + [(self._reader, index) for index in
-                                                                        range(READERS)] + [(self._poll, 0)])
+                                                                        range(READERS)] + [(self._poll, 0)] +
+                   [(self._token_reader, 0), (self._audit_reader, 0)])
         for target, index in targets:
             thread = threading.Thread(target=target, args=(index,), name=f"{target.__name__}-{index}", daemon=True)
             thread.start()
@@ -201,3 +208,41 @@ class Load:
     def feed_ids(self):
         with self.feed_lock:
             return [str(event.get("id")) for event in self.feed]
+
+    def _token_reader(self, _):
+        while not self.closing.is_set():
+            if not self.running.wait(0.2):
+                continue
+            session_id = self.book.random_session()
+            if session_id is None:
+                time.sleep(0.1)
+                continue
+            answer = self.call("GET", f"/v1/sessions/{session_id}/token", None, "token")
+            if answer is not None and answer.status == 200 and answer.header("x-request-id"):
+                with self.feed_lock:
+                    self.token_reads.append(answer.header("x-request-id"))
+            time.sleep(0.05 if answer is not None and answer.status < 500 else RETRY_PAUSE)
+
+    def _audit_reader(self, _):
+        cursor = None
+        while not self.closing.is_set():
+            path = "/v1/audit?limit=500" + (f"&after={cursor}" if cursor else "")
+            answer = self.call("GET", path, None, "audit")
+            if answer is None or answer.status != 200:
+                time.sleep(RETRY_PAUSE)
+                continue
+            page = answer.json() or {}
+            entries = page.get("entries", [])
+            with self.feed_lock:
+                self.audit.extend(str(entry.get("id")) for entry in entries)
+            cursor = page.get("next_cursor") or cursor
+            if not entries:
+                time.sleep(AUDIT_PAUSE)
+
+    def acknowledged_token_reads(self):
+        with self.feed_lock:
+            return list(self.token_reads)
+
+    def audit_ids(self):
+        with self.feed_lock:
+            return list(self.audit)

@@ -149,13 +149,21 @@ def run(harness, name, fault, since):
                              f"out of order; {feed['undelivered']} never reached the webhook, "
                              f"{feed['phantom_delivered']} unknown reached it ({len(fleet.hooks.received())} "
                              f"deliveries, {fleet.hooks.bad_signatures} badly signed)"))
+    audit = verify.audit_matches_database(database, fleet.app_id, load.audit_ids(), load.acknowledged_token_reads())
+    verify.report(name, row, not any(audit[key] for key in ("unrecorded", "doubled", "missing", "duplicated",
+                                                            "phantom", "out_of_order")),
+                  ("audit", f"{audit['entries']} entries, {len(load.acknowledged_token_reads())} acknowledged token "
+                            f"reads so far: {audit['unrecorded']} without their entry, {audit['doubled']} with two; "
+                            f"GET /v1/audit misses {audit['missing']}, repeats {audit['duplicated']}, has "
+                            f"{audit['phantom']} unknown and {audit['out_of_order']} out of order"))
     row["ok"] = checks_consistency(harness, name) and row.get("ok", True)
     restarted = [s.name for s in fleet.services if not s.alive() or s.starts != 1]
     verify.report(name, row, not restarted, ("no-restart", f"{len(fleet.services)} instances, same pids"
                                              + (f"; restarted or dead: {restarted}" if restarted else "")))
     row.update(requests=len(entries), failed=verify.failures_by_status(entries), longest=longest["elapsed"],
                longest_route=longest["route"], lost=lost + feed["missing"] + feed["undelivered"],
-               duplicated=feed["duplicated"] + feed["phantom"] + feed["out_of_order"] + feed["phantom_delivered"])
+               duplicated=feed["duplicated"] + feed["phantom"] + feed["out_of_order"] + feed["phantom_delivered"]
+               + audit["doubled"] + audit["duplicated"] + audit["phantom"] + audit["out_of_order"])
     repair(harness, old)
     return row, end
 

@@ -112,6 +112,33 @@ def feed_matches_database(database, app_id, feed_ids, delivered):
     }
 
 
+def audit_matches_database(database, app_id, shown, token_reads):
+    """Every acknowledged token read has exactly one `token.read` entry (by its request id), and what
+    `GET /v1/audit` showed is the database's log: each entry once, in (transaction, id) order, none that the
+    database lacks.
+
+    Returns a dict: entries (the app's, in the database), unrecorded (acknowledged token reads without an entry),
+    doubled (request ids with more than one entry), missing (entries never shown), duplicated (shown more than
+    once), phantom (shown but not in the database), out_of_order."""
+    rows = database.psql(f"SELECT id, action, coalesce(request_id, '') FROM audit_log "
+                         f"WHERE app_id = '{app_id}' OR app_id IS NULL ORDER BY tx, id")
+    committed = [row[0] for row in rows]
+    known = set(committed)
+    per_request = collections.Counter(row[2] for row in rows if row[1] == "token.read")
+    seen = collections.Counter(shown)
+    in_shown_order = [entry for entry in dict.fromkeys(shown) if entry in known]
+    order = [entry for entry in committed if entry in seen]
+    return {
+        "entries": len(committed),
+        "unrecorded": sum(1 for request in set(token_reads) if per_request[request] == 0),
+        "doubled": sum(1 for count in per_request.values() if count > 1),
+        "missing": len(known - set(seen)),
+        "duplicated": sum(count - 1 for count in seen.values() if count > 1),
+        "phantom": len(set(seen) - known),
+        "out_of_order": sum(1 for a, b in zip(in_shown_order, order) if a != b),
+    }
+
+
 def report(name, row, ok, detail):
     """One verdict line for a scenario's check, and the flag folded into its row."""
     row["ok"] = row.get("ok", True) and ok
