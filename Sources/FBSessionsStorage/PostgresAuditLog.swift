@@ -25,14 +25,12 @@ public struct PostgresAuditLog: AuditLog {
     }
 
     public func entries(appID: String, after cursor: AuditCursor?, limit: Int) async throws -> AuditPage {
-        try await database.run { connection in
-            try connection.transaction { connection in
-                let page = try Self.read(on: connection, appID: appID, after: cursor, limit: limit)
-                if !page.entries.isEmpty {
-                    try connection.confirmDurabilityAtCommit()
-                }
-                return page
+        try await database.transaction { connection in
+            let page = try Self.read(on: connection, appID: appID, after: cursor, limit: limit)
+            if !page.entries.isEmpty {
+                try connection.confirmDurabilityAtCommit()
             }
+            return page
         }
     }
 

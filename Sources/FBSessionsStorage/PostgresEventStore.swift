@@ -26,14 +26,12 @@ public struct PostgresEventStore: EventStore {
     }
 
     public func events(appID: String, after cursor: EventCursor?, limit: Int) async throws -> EventPage {
-        try await database.run { connection in
-            try connection.transaction { connection in
-                let page = try Self.read(on: connection, appID: appID, after: cursor, limit: limit, checkPending: true)
-                if !page.events.isEmpty {
-                    try connection.confirmDurabilityAtCommit()
-                }
-                return page
+        try await database.transaction { connection in
+            let page = try Self.read(on: connection, appID: appID, after: cursor, limit: limit, checkPending: true)
+            if !page.events.isEmpty {
+                try connection.confirmDurabilityAtCommit()
             }
+            return page
         }
     }
 

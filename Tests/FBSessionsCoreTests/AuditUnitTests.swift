@@ -65,8 +65,8 @@ import Testing
         #expect(Set(object.keys) == ["id", "at", "action", "actor", "target", "request_id"])
         #expect(object["id"] as? String == "7" && object["request_id"] is NSNull)
         #expect(Set(AuditAction.allCases.map(\.rawValue)) == [
-            "token.read", "session.revoked", "app.added", "app.updated", "key.added", "key.revoked", "webhook.added",
-            "webhook.removed", "keys.reencrypted",
+            "token.read", "session.revoked", "app.added", "app.updated", "key.added", "key.updated", "key.revoked",
+            "webhook.added", "webhook.removed", "keys.reencrypted",
         ])
         #expect(!Scope.defaults.contains(.audit) && Scope(rawValue: "audit") == .audit)
     }

@@ -43,12 +43,25 @@ struct DurableFeedTests {
         try admin.simpleQuery(unsafeSQL: "SELECT pg_reload_conf()")
     }
 
+    /// A store on a pool of one connection, so that what that connection's backend has loaded of the server's
+    /// configuration can be checked through the pool.
     private func store(_ cluster: Cluster) -> (PostgresEventStore, PostgresPool) {
         let pool = PostgresPool(
             configuration: .init(
-                connectionString: cluster.connectionURL(), size: 2, acquireTimeout: .seconds(2),
+                connectionString: cluster.connectionURL(), size: 1, acquireTimeout: .seconds(2),
                 statementTimeout: .seconds(1), connectTimeout: .seconds(2)))
         return (PostgresEventStore(database: Database(pool: pool)), pool)
+    }
+
+    /// Waits until the pool's backend has loaded the reloaded `synchronous_standby_names` (a reload reaches each
+    /// backend a moment after `pg_reload_conf()` returns).
+    private func awaitStandbySetting(_ expected: String, through pool: PostgresPool) async throws {
+        for _ in 0..<100 {
+            let current = try await pool.query("SELECT current_setting('synchronous_standby_names') AS s")
+            if try current.first?.decode("s", as: String.self) == expected { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("the backend never loaded synchronous_standby_names = '\(expected)'")
     }
 
     @Test(.enabled(if: canRunClusters)) func anEventTheStandbyLacksIsNotShownUntilItHasIt() async throws {
@@ -61,6 +74,7 @@ struct DurableFeedTests {
         #expect(try await events.events(appID: "app_1", after: nil, limit: 10).events.count == 1)
 
         try setStandby("phantom", on: admin)
+        try await awaitStandbySetting("phantom", through: pool)
         try admin.execute("INSERT INTO events (app_id, type) VALUES ('app_1', 'session.closed')")
         // Visible on the primary, not on the standby: the feed gives up at its deadline rather than show it.
         let started = ContinuousClock.now

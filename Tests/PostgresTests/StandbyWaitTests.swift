@@ -25,6 +25,14 @@ struct StandbyWaitTests {
         try admin.simpleQuery(unsafeSQL: "CREATE TABLE t (id int)")
         try admin.simpleQuery(unsafeSQL: "ALTER SYSTEM SET synchronous_standby_names TO 'phantom'")
         try admin.simpleQuery(unsafeSQL: "SELECT pg_reload_conf()")
+        // A reload reaches the postmaster (and so the backends it forks next) a moment after pg_reload_conf().
+        for _ in 0..<100 {
+            let probe = try PostgresConnection(connectionString: cluster.connectionURL())
+            defer { probe.close() }
+            let current = try probe.query("SELECT current_setting('synchronous_standby_names') AS s")
+            if try current.first?.decode("s", as: String.self) == "phantom" { break }
+            usleep(20_000)
+        }
         return (cluster, admin)
     }
 

@@ -66,14 +66,12 @@ extension WebhookDispatcher {
     func claim() async throws -> [Claim] {
         let limit = configuration.batchSize
         let lease = Self.seconds(configuration.lease)
-        return try await database.run { connection in
-            try connection.transaction { connection in
-                let claims = try Self.claim(on: connection, limit: limit, lease: lease)
-                if !claims.isEmpty {
-                    try connection.confirmDurabilityAtCommit()
-                }
-                return claims
+        return try await database.transaction { connection in
+            let claims = try Self.claim(on: connection, limit: limit, lease: lease)
+            if !claims.isEmpty {
+                try connection.confirmDurabilityAtCommit()
             }
+            return claims
         }
     }
 
