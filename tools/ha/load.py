@@ -55,6 +55,12 @@ class Book:
         with self.lock:
             return random.choice(list(self.logins)) if self.logins else None
 
+    def random_open_session(self):
+        """A session logged in and with no logout sent yet, or None."""
+        with self.lock:
+            open_ones = [session for session in self.logins if session not in self.logout_sent]
+            return random.choice(open_ones) if open_ones else None
+
 
 class Load:
     """The clients. `start()` once; `run()`/`pause()` around each scenario; `close()` at the end."""
@@ -213,7 +219,7 @@ class Load:
         while not self.closing.is_set():
             if not self.running.wait(0.2):
                 continue
-            session_id = self.book.random_session()
+            session_id = self.book.random_open_session()
             if session_id is None:
                 time.sleep(0.1)
                 continue
