@@ -59,21 +59,22 @@ public final class RateLimiter: Sendable {
         let burst = 2 * rate
         let (allowed, tokens) = buckets.withLock { buckets -> (Bool, Double) in
             if buckets.count >= capacity, buckets[keyID] == nil { prune(&buckets, now: now) }
-            var bucket = buckets[keyID] ?? Bucket(tokens: burst, updated: now)
-            // A limit lowered since the bucket was filled caps it at the new burst at once.
-            bucket.tokens = min(burst, bucket.tokens + max(0, now - bucket.updated) * rate)
-            // `now` was read before the lock: a thread that read it earlier must not move the bucket back in time.
-            bucket.updated = max(bucket.updated, now)
-            let allowed = bucket.tokens >= 1
-            if allowed { bucket.tokens -= 1 }
-            buckets[keyID] = bucket
-            return (allowed, bucket.tokens)
+            // One lookup: the bucket is changed in place (a new key's starts full).
+            return Self.take(from: &buckets[keyID, default: Bucket(tokens: burst, updated: now)], now: now, rate: rate)
         }
         return RateLimitVerdict(limit: limit, allowed: allowed, tokens: tokens)
     }
 
-    /// Under the lock: drops the buckets that are full by now (a new one would be the same), or all when none is.
-    /// Any bucket untouched for 2 seconds is full: it refills its whole burst (2 × N) at N a second.
+    private static func take(from bucket: inout Bucket, now: Double, rate: Double) -> (Bool, Double) {
+        // A limit lowered since the bucket was filled caps it at the new burst at once.
+        bucket.tokens = min(2 * rate, bucket.tokens + max(0, now - bucket.updated) * rate)
+        // `now` was read before the lock: a thread that read it earlier must not move the bucket back in time.
+        bucket.updated = max(bucket.updated, now)
+        let allowed = bucket.tokens >= 1
+        if allowed { bucket.tokens -= 1 }
+        return (allowed, bucket.tokens)
+    }
+
     private func prune(_ buckets: inout [String: Bucket], now: Double) {
         let before = buckets.count
         buckets = buckets.filter { _, bucket in now - bucket.updated < 2 }
@@ -118,7 +119,6 @@ public struct RateLimitVerdict: Sendable, Equatable {
     /// in 2 seconds).
     public var policyField: String { "\"default\";q=\(burst);w=2" }
 
-    /// `RateLimit`: the requests left and the seconds until the bucket is full.
     public var stateField: String { "\"default\";r=\(remaining);t=\(reset)" }
 
     /// Adds `RateLimit-Policy` and `RateLimit`.
