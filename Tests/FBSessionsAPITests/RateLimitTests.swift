@@ -204,14 +204,20 @@ import TestSupport
         }
     }
 
-    @Test func theKeyChecksOwnRefusalsTakeNoToken() async throws {
+    @Test func aKeyWithoutTheScopeIsCountedAndToldItsLimit() async throws {
         let keys = InMemoryKeyStore()
         let router = try Self.router(keys: keys, clock: ManualClock())
         let eventsOnly = try await keys.addKey(appID: "app_test", scopes: [.events], rateLimit: 1).text
-        for _ in 0..<5 {
+        // A burst of 2: two 403s with the fields, then the limit's 429.
+        for _ in 0..<2 {
             let forbidden = await Self.get(router, "/v1/probe/ok", key: eventsOnly)
-            #expect(forbidden.status == 403 && forbidden.headers["RateLimit"] == nil)
+            #expect(forbidden.status == 403 && forbidden.headers["RateLimit-Policy"] != nil)
+            #expect(forbidden.headers["RateLimit"] != nil)
         }
+        #expect(await Self.get(router, "/v1/probe/ok", key: eventsOnly).status == 429)
+        // An unknown key is no limited key: 401, no fields.
+        let unknown = await Self.get(router, "/v1/probe/ok", key: "fbs_knothing_xxxxxxxxxxxxxxxxxxxxxxxx")
+        #expect(unknown.status == 401 && unknown.headers["RateLimit"] == nil)
         let limited = try await keys.addKey(appID: "app_test", scopes: [.sessions], rateLimit: 1)
         #expect(await Self.get(router, "/v1/probe/ok", key: limited.text).status == 200)
         // A limit changed at the store is what the next request uses (this store caches nothing).

@@ -14,10 +14,10 @@ public protocol Middleware: Sendable {
 }
 
 /// The key check: for a route with a scope, the presented key's app and scopes (from the key cache when it
-/// holds them), its liveness confirmed (docs/caching.md, "API keys"), and the scope. Sets the context's principal.
+/// holds them), its liveness confirmed (docs/caching.md, "API keys"). Sets the context's principal, which
+/// ``ScopeCheck``, last in the chain, holds against the route's scope.
 ///
-/// - 401 `unauthorized` for a missing, unknown, revoked or wrong key (a key found revoked is forgotten);
-/// - 403 `forbidden` for a key without the route's scope.
+/// - 401 `unauthorized` for a missing, unknown, revoked or wrong key (a key found revoked is forgotten).
 public struct KeyCheck: Middleware {
     let keys: any KeyStore
 
@@ -27,7 +27,7 @@ public struct KeyCheck: Middleware {
     }
 
     public func handle(_ context: RouteContext, next: (RouteContext) async throws -> Response) async throws -> Response {
-        guard let scope = context.route.scope else { return try await next(context) }
+        guard context.route.scope != nil else { return try await next(context) }
         let generation = keys.generation
         guard let presented = context.presentedKey, let found = try await keys.lookup(presented) else {
             throw APIError.unauthorized
@@ -47,9 +47,6 @@ public struct KeyCheck: Middleware {
                 caller = again.principal
             }
         }
-        guard caller.allows(scope) else {
-            throw APIError(403, .forbidden, "This API key lacks the \(scope.rawValue) scope.")
-        }
         var context = context
         context.principal = caller
         return try await next(context)
@@ -61,7 +58,8 @@ public struct KeyCheck: Middleware {
 /// `Retry-After`. Every answer to a limited key, the handler's or an error, carries `RateLimit-Policy` and
 /// `RateLimit` (docs/api-contract.md, "Rate limits").
 ///
-/// What ``KeyCheck`` refuses (401, 403) never reaches it: such answers count against no bucket and carry no fields.
+/// What ``KeyCheck`` refuses (401: no key it knows) never reaches it; a key without the route's scope does, and
+/// its 403 (``ScopeCheck``, after this) counts and carries the fields like any answer to a limited key.
 public struct RateLimitCheck: Middleware {
     let limiter: RateLimiter
 
@@ -90,4 +88,18 @@ public struct RateLimitCheck: Middleware {
 struct FailureWithHeaders: Error {
     let error: any Error
     let headers: HTTPHeaders
+}
+
+/// The scope check, last before the handler: 403 `forbidden` for a key (``KeyCheck`` set the principal) that lacks
+/// the route's scope. Last, so that the middleware between them (the rate limit) sees every request of a known key.
+public struct ScopeCheck: Middleware {
+    /// The check.
+    public init() {}
+
+    public func handle(_ context: RouteContext, next: (RouteContext) async throws -> Response) async throws -> Response {
+        if let scope = context.route.scope, context.principal?.allows(scope) != true {
+            throw APIError(403, .forbidden, "This API key lacks the \(scope.rawValue) scope.")
+        }
+        return try await next(context)
+    }
 }

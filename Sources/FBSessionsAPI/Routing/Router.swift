@@ -21,10 +21,10 @@ public final class Router: RequestHandler, Sendable {
     /// against templates of its own length.
     private let endpointsBySegments: [Int: [Endpoint]]
 
-    /// Creates a router over routes, each behind `middleware` (first is outermost) and the ``KeyCheck`` of `keys`
-    /// before it (so that `middleware` sees the caller: ``RateLimitCheck`` goes here).
+    /// Creates a router over routes, each behind the ``KeyCheck`` of `keys`, then `middleware` (first is outermost;
+    /// it sees the caller: ``RateLimitCheck`` goes here), then the ``ScopeCheck``.
     public init(routes: [Route], keys: any KeyStore, observer: Observer, middleware: [any Middleware] = []) {
-        let chain: [any Middleware] = [KeyCheck(keys: keys)] + middleware
+        let chain: [any Middleware] = [KeyCheck(keys: keys)] + middleware + [ScopeCheck()]
         let endpoints = routes.map { Endpoint(route: $0, middleware: chain) }
         self.endpoints = endpoints
         self.observer = observer
