@@ -19,10 +19,20 @@ import Support
 /// new bucket would equal) are dropped, and if none is full, all of them.
 /// Thread safety: one lock, held for the arithmetic of one bucket.
 public final class RateLimiter: Sendable {
-    /// A key's bucket: the tokens it held at `updated` (seconds of ``clock``).
+    /// A key's bucket: the tokens it held at `updated` (seconds of ``clock``), and the `RateLimit-Policy` field of
+    /// the limit it was last used with, made once per limit rather than once per answer.
     struct Bucket {
         var tokens: Double
         var updated: Double
+        var limit: Int
+        var policyField: String
+
+        init(limit: Int, now: Double) {
+            tokens = Double(2 * limit)
+            updated = now
+            self.limit = limit
+            policyField = RateLimitVerdict.policyField(limit: limit)
+        }
     }
 
     private let buckets = Locked<[String: Bucket]>([:])
@@ -55,24 +65,26 @@ public final class RateLimiter: Sendable {
     /// Takes a token from the bucket of a key of `limit` requests per second.
     func take(keyID: String, limit: Int) -> RateLimitVerdict {
         let now = clock()
-        let rate = Double(limit)
-        let burst = 2 * rate
-        let (allowed, tokens) = buckets.withLock { buckets -> (Bool, Double) in
+        return buckets.withLock { buckets in
             if buckets.count >= capacity, buckets[keyID] == nil { prune(&buckets, now: now) }
             // One lookup: the bucket is changed in place (a new key's starts full).
-            return Self.take(from: &buckets[keyID, default: Bucket(tokens: burst, updated: now)], now: now, rate: rate)
+            return Self.take(from: &buckets[keyID, default: Bucket(limit: limit, now: now)], now: now, limit: limit)
         }
-        return RateLimitVerdict(limit: limit, allowed: allowed, tokens: tokens)
     }
 
-    private static func take(from bucket: inout Bucket, now: Double, rate: Double) -> (Bool, Double) {
+    private static func take(from bucket: inout Bucket, now: Double, limit: Int) -> RateLimitVerdict {
+        if bucket.limit != limit {
+            bucket.limit = limit
+            bucket.policyField = RateLimitVerdict.policyField(limit: limit)
+        }
+        let rate = Double(limit)
         // A limit lowered since the bucket was filled caps it at the new burst at once.
         bucket.tokens = min(2 * rate, bucket.tokens + max(0, now - bucket.updated) * rate)
         // `now` was read before the lock: a thread that read it earlier must not move the bucket back in time.
         bucket.updated = max(bucket.updated, now)
         let allowed = bucket.tokens >= 1
         if allowed { bucket.tokens -= 1 }
-        return (allowed, bucket.tokens)
+        return RateLimitVerdict(limit: limit, allowed: allowed, tokens: bucket.tokens, policyField: bucket.policyField)
     }
 
     private func prune(_ buckets: inout [String: Bucket], now: Double) {
@@ -95,11 +107,19 @@ public struct RateLimitVerdict: Sendable, Equatable {
     /// The tokens left in the bucket after this request (fractions included).
     let tokens: Double
 
-    init(limit: Int, allowed: Bool, tokens: Double) {
+    /// `RateLimit-Policy`: the quota of a full bucket over the time it takes to fill an empty one (2 × N requests
+    /// in 2 seconds). The limiter keeps it with the bucket: it changes only with the limit.
+    public let policyField: String
+
+    init(limit: Int, allowed: Bool, tokens: Double, policyField: String? = nil) {
         self.limit = limit
         self.allowed = allowed
         self.tokens = tokens
+        self.policyField = policyField ?? Self.policyField(limit: limit)
     }
+
+    /// The `RateLimit-Policy` field of a limit of `limit` requests per second.
+    static func policyField(limit: Int) -> String { "\"default\";q=\(2 * limit);w=2" }
 
     /// The bucket's size: 2 × the limit.
     public var burst: Int { 2 * limit }
@@ -114,10 +134,6 @@ public struct RateLimitVerdict: Sendable, Equatable {
     public var retryAfter: Int {
         max(1, Int(((1 - tokens) / Double(limit)).rounded(.up)))
     }
-
-    /// `RateLimit-Policy`: the quota of a full bucket over the time it takes to fill an empty one (2 × N requests
-    /// in 2 seconds).
-    public var policyField: String { "\"default\";q=\(burst);w=2" }
 
     public var stateField: String { "\"default\";r=\(remaining);t=\(reset)" }
 
