@@ -42,8 +42,13 @@ TOOLS = {"etcd": "etcd-server", "patroni": "patroni", "haproxy": "haproxy", "pgb
 # Graph version's (1 h / 60), which the emulator's default version is years away from.
 CALM = 15.0
 # The alerts each scenario must fire (on some instance); docs/operations.md, "Alerts in the HA check", has what
-# else fired.
+# else fired. Every failover answers 503 database_unavailable for seconds. The three faults that cost Patroni's
+# ttl (20 s) also keep every listener without a connection (through HAProxy) for far longer than the sped-up 2 s
+# of FBSCacheNotListening; a switchover or a crashed postmaster (about 5 s) fired it too in the runs so far, but
+# with less margin, so it is reported there, not required.
 EXPECTED = {name: {"FBSDatabaseUnavailable"} for name in scenarios.NAMES}
+for name in ("standby-stall", "node-loss", "freeze"):
+    EXPECTED[name].add("FBSCacheNotListening")
 # The service's database deadlines in this test (seconds). A request waits at most ACQUIRE for a pool
 # connection, and a statement at most STATEMENT plus the client-side MARGIN (PostgresConnection.Options'
 # deadlineMargin) before the client cancels it and answers 503.
