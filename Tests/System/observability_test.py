@@ -132,7 +132,8 @@ def check_expressions(where, expressions, known):
     detail = ", ".join(sorted(set(missing))) if missing else (
         f"allowed absent until tracing is merged: {', '.join(absent)}" if absent else "")
     check(f"{where}: every metric is on /metrics", not missing, detail)
-    check(f"{where}: every label matcher names a label of its metric", not bad_labels, ", ".join(sorted(set(bad_labels))))
+    check(f"{where}: every label matcher names a label of its metric", not bad_labels,
+          ", ".join(sorted(set(bad_labels))))
     check(f"{where}: every exact gauge or bucket value is a series", not bad_values, ", ".join(sorted(set(bad_values))))
 
 
@@ -197,7 +198,8 @@ def check_dashboard(known):
                 problems.append(f"panel {title}: a target without refId, expr or the datasource variable")
             expressions.append(target.get("expr", ""))
     check(f"dashboard.json: Grafana's required fields, {len(dashboard.get('panels', []))} panels on a grid without "
-          f"overlaps, every query on the Prometheus datasource variable", not problems, "; ".join(sorted(set(problems))))
+          f"overlaps, every query on the Prometheus datasource variable", not problems,
+          "; ".join(sorted(set(problems))))
     check_expressions("dashboard.json", expressions, known)
     used = {family_of(metric, known) for expression in expressions for metric, _ in selectors(expression)}
     uncovered = sorted(name for name in known if name.startswith("fbs_") and name not in used)

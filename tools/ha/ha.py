@@ -10,7 +10,8 @@ transaction mode, the Graph emulator, three `fbsessiond serve` behind nginx, a w
 scraping the instances with deploy/observability's alert rules (sped up). Under steady load it checks that no alert
 fires in a calm before the faults, runs the scenarios (all of them, as CI does: switchover, kill9, standby-stall,
 node-loss, freeze; or those --only names), checks each one (and the alerts it fired), then kills one instance and
-checks that Prometheus reports it down, and prints a table. Every process it starts is stopped by its pid, also on failure, SIGINT or SIGTERM. Exits non-zero
+checks that Prometheus reports it down, and prints a table. Every process it starts is stopped by its pid, also
+on failure, SIGINT or SIGTERM. Exits non-zero
 when any check failed.
 """
 

@@ -90,7 +90,6 @@ class Prometheus:
         self.lock = threading.Lock()
         self.episodes = []  # {"alert", "instance", "first", "last"}: each time an alert was seen firing, in order
         self.open = {}  # (alert, instance) -> its episode while it is still firing
-        self.last_error = None
         self.stopping = threading.Event()
         self.thread = None
 
@@ -133,8 +132,7 @@ class Prometheus:
         while not self.stopping.wait(POLL):
             try:
                 alerts = self.alerts()
-            except Exception as error:  # noqa: BLE001 - a missed poll is retried; the last error is reported
-                self.last_error = error
+            except Exception:  # noqa: BLE001 - a missed poll (Prometheus busy) is made up by the next
                 continue
             now = time.monotonic()
             firing = {(name, instance) for name, instance, state in alerts if state == "firing"}
@@ -157,14 +155,6 @@ class Prometheus:
                 if start <= episode["first"] <= end:
                     found.setdefault(episode["alert"], set()).add(episode["instance"])
         return {name: sorted(instances) for name, instances in sorted(found.items())}
-
-    def firing(self):
-        """{alert name: instances} firing now."""
-        found = {}
-        for name, instance, state in self.alerts():
-            if state == "firing":
-                found.setdefault(name, set()).add(instance)
-        return found
 
     def close(self):
         self.stopping.set()

@@ -44,7 +44,8 @@ extension WebhookDispatcher {
             [([], Double(backlog().pending))]
         }
         metrics.gauge(
-            "fbs_webhook_oldest_pending_seconds", help: "Age of the oldest webhook delivery not yet delivered (0: none)."
+            "fbs_webhook_oldest_pending_seconds",
+            help: "Age of the oldest webhook delivery not yet delivered (0: none)."
         ) {
             [([], backlog().oldestSeconds)]
         }

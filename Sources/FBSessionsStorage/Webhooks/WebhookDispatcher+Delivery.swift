@@ -213,7 +213,8 @@ extension WebhookDispatcher {
                 """)
             guard let row = rows.first else { return (Double?.none, BacklogReading()) }
             let reading = BacklogReading(
-                pending: Int(try row.decode("pending", as: Int64.self)), oldestSeconds: max(0, try row.decode("oldest", as: Double.self)))
+                pending: Int(try row.decode("pending", as: Int64.self)),
+                oldestSeconds: max(0, try row.decode("oldest", as: Double.self)))
             return (try row.decode("due", as: Double?.self), reading)
         }
         lastBacklog.withLock { $0 = reading }
