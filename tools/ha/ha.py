@@ -88,7 +88,7 @@ class Harness:
         self.fleet = None
         self.load = None
         self.prometheus = None
-        self.alert_rows = []  # (what, {alert: instances}) for the alerts table
+        self.alert_rows = []  # (what, {alert: instances}, {alert: seconds after the fault}) for the alerts table
         self.binary = binary
 
     def start(self):
@@ -117,7 +117,7 @@ class Harness:
         time.sleep(CALM)
         fired = self.prometheus.fired_between(0.0, time.monotonic())
         pending = sorted({name for name, _, state in self.prometheus.alerts() if state == "pending"})
-        self.alert_rows.append(("calm", fired))
+        self.alert_rows.append(("calm", fired, {}))
         checks.verdict("calm/alerts", not fired,
                        f"{time.monotonic() - began:.0f} s of load before the faults, scraped every second: "
                        f"{alerts_text(fired) or 'no alert fired'}"
@@ -125,12 +125,14 @@ class Harness:
 
     def scenario_alerts(self, name, row, began):
         """The alerts that began to fire since `began` (the scenario's start): those of EXPECTED must be there."""
-        fired = self.prometheus.fired_between(began, time.monotonic())
+        now = time.monotonic()
+        fired = self.prometheus.fired_between(began, now)
+        after = {alert: first - self.fault_mark for alert, first in self.prometheus.first_fired(began, now).items()}
         row["alerts"] = fired
-        self.alert_rows.append((name, fired))
+        self.alert_rows.append((name, fired, after))
         missing = sorted(EXPECTED.get(name, set()) - set(fired))
         verify.report(name, row, not missing,
-                      ("alerts", f"fired: {alerts_text(fired) or 'none'}; expected "
+                      ("alerts", f"fired: {alerts_text(fired, after) or 'none'}; expected "
                                  f"{', '.join(sorted(EXPECTED.get(name, set()))) or 'none'}"
                        + (f"; missing {', '.join(missing)}" if missing else "")))
 
@@ -161,12 +163,13 @@ class Harness:
             wait_until(lambda: "FBSInstanceDown" in self.prometheus.fired_between(began, time.monotonic()), 30, "")
         except HAError:
             pass
-        fired = self.prometheus.fired_between(began, time.monotonic())
-        self.alert_rows.append(("instance killed", fired))
+        now = time.monotonic()
+        fired = self.prometheus.fired_between(began, now)
+        after = {alert: first - began for alert, first in self.prometheus.first_fired(began, now).items()}
+        self.alert_rows.append(("instance killed", fired, after))
         down = fired.get("FBSInstanceDown", [])
         checks.verdict("instance-down/alerts", down == [target],
-                       f"kill -9 of {service.name} ({target}); {time.monotonic() - began:.1f} s later fired: "
-                       f"{alerts_text(fired) or 'none'}")
+                       f"kill -9 of {service.name} ({target}); fired: {alerts_text(fired, after) or 'none'}")
 
     def login_works(self):
         """True once a login sent after the last fault was acknowledged (the load keeps sending them)."""
@@ -287,19 +290,21 @@ def main():
     sys.exit(1 if failed else 0)
 
 
-def alerts_text(fired):
-    """`{alert: [instances]}` as `FBSDatabaseUnavailable (3 instances), FBSInstanceDown (127.0.0.1:…)`."""
-    def where(instances):
+def alerts_text(fired, after=None):
+    """`{alert: [instances]}` as `FBSDatabaseUnavailable (3 instances, 2.9 s after the fault), FBSInstanceDown
+    (127.0.0.1:…)`; `after` gives each alert's first firing in seconds after the fault."""
+    def where(name, instances):
         named = [instance for instance in instances if instance]
-        if not named:
-            return ""
-        return f" ({len(named)} instances)" if len(named) > 1 else f" ({named[0]})"
-    return ", ".join(f"{name}{where(instances)}" for name, instances in sorted(fired.items()))
+        parts = ([f"{len(named)} instances" if len(named) > 1 else named[0]] if named else []) + (
+            [f"{after[name]:.1f} s after the fault"] if after and name in after else [])
+        return f" ({', '.join(parts)})" if parts else ""
+    return ", ".join(f"{name}{where(name, instances)}" for name, instances in sorted(fired.items()))
 
 
 def alerts_table(rows):
     """Which alerts began to fire in each part of the run (Prometheus, alerts.yml sped up 60 times)."""
-    lines = [("part", "alerts that fired (instances)")] + [(what, alerts_text(fired) or "none") for what, fired in rows]
+    lines = [("part", "alerts that fired (instances, first firing after the fault)")] + [
+        (what, alerts_text(fired, after) or "none") for what, fired, after in rows]
     width = max(len(what) for what, _ in lines)
     text = [f"{what.ljust(width)}  {fired}" for what, fired in lines]
     text.insert(1, f"{'-' * width}  {'-' * max(len(fired) for _, fired in lines)}")

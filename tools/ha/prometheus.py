@@ -156,6 +156,15 @@ class Prometheus:
                     found.setdefault(episode["alert"], set()).add(episode["instance"])
         return {name: sorted(instances) for name, instances in sorted(found.items())}
 
+    def first_fired(self, start, end):
+        """{alert name: the monotonic time it was first seen firing} for the episodes `fired_between` counts."""
+        found = {}
+        with self.lock:
+            for episode in self.episodes:
+                if start <= episode["first"] <= end:
+                    found[episode["alert"]] = min(found.get(episode["alert"], episode["first"]), episode["first"])
+        return found
+
     def close(self):
         self.stopping.set()
         if self.thread is not None:
