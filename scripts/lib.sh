@@ -5,11 +5,12 @@
 
 # The Debian packages the build and the tests need (pgbouncer: the tests behind a transaction-mode pooler).
 FBS_PACKAGES=(libmicrohttpd-dev libcurl4-openssl-dev libpq-dev libssl-dev pkg-config postgresql-15 pgbouncer)
-# The HA check's (tools/ha/run): etcd, Patroni with its etcd client, HAProxy, PgBouncer, nginx. Debian may start
-# some of them as services on install (nginx on :80, etcd on :2379, PgBouncer on :6432): the check starts its own
-# processes on free ports with its own files and never talks to those.
+# The HA check's (tools/ha/run): etcd, Patroni with its etcd client, HAProxy, PgBouncer, nginx, and Prometheus
+# (which fires deploy/observability's alerts there; its promtool also checks the rules in the system check `alerts`).
+# Debian may start some of them as services on install (nginx on :80, etcd on :2379, PgBouncer on :6432, Prometheus
+# on :9090): the check starts its own processes on free ports with its own files and never talks to those.
 # shellcheck disable=SC2034 # used by .ci/run and scripts/test-system
-FBS_HA_PACKAGES=(etcd-server patroni python3-etcd haproxy pgbouncer nginx)
+FBS_HA_PACKAGES=(etcd-server patroni python3-etcd haproxy pgbouncer nginx prometheus)
 
 fbs_say() { printf '==> %s\n' "$*" >&2; }
 fbs_die() {

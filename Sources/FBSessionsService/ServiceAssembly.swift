@@ -138,7 +138,8 @@ public final class ServiceAssembly: Sendable {
         }
         webhooks = WebhookDispatcher(
             database: database.database, keyring: database.keyring,
-            transport: ClientWebhookTransport(client: webhookClient), logger: parts.logger("webhooks"))
+            transport: ClientWebhookTransport(client: webhookClient), logger: parts.logger("webhooks"),
+            metrics: metrics)
         // A given cache is kept current by its owner's listener: attaching it here too would take its fences away.
         let listened: ExactCache? = if case .sized = parts.cache { cache } else { nil }
         notifications = EventNotifications(

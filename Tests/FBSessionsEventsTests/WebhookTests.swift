@@ -144,6 +144,55 @@ extension DatabaseTests {
             #expect(inbox.requests.map { $0.header("X-FBS-Delivery-Attempt") } == ["1", "2", "3"])
         }
 
+        /// The backlog the alert `FBSWebhookBacklog` watches: undelivered deliveries counted by the pass that read
+        /// them, the oldest one's age growing between passes, and the attempts by outcome; all back to 0 once
+        /// delivered.
+        @Test func theBacklogIsCountedAndAgedInMetrics() async throws {
+            let harness = try await EventHarness(listen: false)
+            defer { harness.stop() }
+            let inbox = Inbox(statuses: [500, 500, 500])
+            let peer = try ScriptedPeer { inbox.take($0) }
+            defer { peer.stop() }
+            let client = try Client()
+            defer { client.shutdown() }
+            let webhooks = PostgresWebhookStore(database: harness.database, keyring: harness.keyring)
+            let (_, secret) = try await webhooks.addWebhook(appID: harness.app.id, url: peer.baseURL + "/h")
+            SecretsTranscript.noted("webhook secret", secret)
+            try await harness.write(EventHarness.opened(3, prefix: "ses_backlog"))
+            _ = try await harness.page("/v1/events", atLeast: 3)
+            let metrics = MetricsRegistry()
+            let dispatcher = WebhookDispatcher(
+                database: harness.database, keyring: harness.keyring, transport: ClientWebhookTransport(client: client),
+                configuration: .init(initialRetryDelay: .milliseconds(400), maxRetryDelay: .seconds(1)),
+                logger: SecretsTranscript.logger("webhooks", level: .error), metrics: metrics)
+            /// One sample's value in the rendered registry.
+            func sample(_ series: String) throws -> Double {
+                let line = try #require(metrics.render().split(separator: "\n").first { $0.hasPrefix(series + " ") })
+                return try #require(Double(line.dropFirst(series.count + 1)))
+            }
+            #expect(try sample("fbs_webhook_deliveries_pending") == 0, "no pass yet")
+            #expect(try sample("fbs_webhook_oldest_pending_seconds") == 0)
+            let first = try await dispatcher.runPass()
+            #expect(first.enqueued == 3 && first.failed == 3)
+            #expect(try sample("fbs_webhook_deliveries_pending") == 3)
+            #expect(try sample(#"fbs_webhook_deliveries_total{outcome="failed"}"#) == 3)
+            #expect(try sample(#"fbs_webhook_deliveries_total{outcome="delivered"}"#) == 0)
+            let aged = try sample("fbs_webhook_oldest_pending_seconds")
+            #expect(aged >= 0 && aged < 5)
+            // No pass meanwhile: the age grows from the last reading all the same.
+            try await Task.sleep(for: .milliseconds(300))
+            let later = try sample("fbs_webhook_oldest_pending_seconds")
+            #expect(later >= aged + 0.25, "\(aged) then \(later)")
+            #expect(dispatcher.backlog.pending == 3)
+            try await Task.sleep(for: .milliseconds(500))
+            let second = try await dispatcher.runPass()
+            #expect(second.delivered == 3, "\(second)")
+            #expect(try sample("fbs_webhook_deliveries_pending") == 0)
+            #expect(try sample("fbs_webhook_oldest_pending_seconds") == 0)
+            #expect(try sample(#"fbs_webhook_deliveries_total{outcome="delivered"}"#) == 3)
+            #expect(dispatcher.backlog == WebhookDispatcher.Backlog(pending: 0, oldestSeconds: 0))
+        }
+
         @Test func aSenderThatDiesMidRequestIsCoveredByTheLease() async throws {
             let harness = try await EventHarness(listen: false)
             defer { harness.stop() }

@@ -70,6 +70,8 @@ import TestSupport
             let replies = try waiting.map { try $0.readReply() }
             #expect(replies.allSatisfy { $0.status == 503 && $0.headers["retry-after"] == "1" })
             #expect(replies.allSatisfy { $0.text.contains("database_unavailable") })
+            let counted = try service.request("/metrics", authorized: false).text
+            #expect(counted.contains("\nfbs_http_database_unavailable_total \(replies.count)\n"), "\(counted)")
             #expect(try holder.readReply().status == 200)
             // Once the pool is free, requests succeed again.
             #expect(try service.request("/v1/app").status == 200)
@@ -106,6 +108,9 @@ import TestSupport
             }
             #expect(try service.request("/healthz", authorized: false).status == 200)
             #expect(try service.request("/readyz", authorized: false).status == 503)
+            // The three, and not /readyz's 503 `not_ready`, are counted for the alert FBSDatabaseUnavailable.
+            let counted = try service.request("/metrics", authorized: false).text
+            #expect(counted.contains("\nfbs_http_database_unavailable_total 3\n"), "\(counted)")
             try cluster.start()
             try cluster.waitUntilAccepting()
             var recovered = false

@@ -95,6 +95,7 @@ def run(harness, name, fault, since):
     previous scenario, so that nothing in between goes unchecked)."""
     database, load, fleet = harness.database, harness.load, harness.fleet
     row = {"name": name}
+    began = time.monotonic()
     load.run()
     time.sleep(WARM)
     harness.fault_mark = time.monotonic()
@@ -116,6 +117,7 @@ def run(harness, name, fault, since):
     end = time.monotonic()
     entries = [entry for entry in load.ledger.entries if since <= entry["at"] < end]
     harness.settle()
+    harness.scenario_alerts(name, row, began)
 
     bad = [entry for entry in entries if not verify.acceptable(entry)]
     verify.report(name, row, not bad, ("answers", f"{len(entries)} requests; outcomes "

@@ -17,6 +17,7 @@ public struct Observer: Sendable {
     private let logger: Logger
     private let requests: Counter
     private let latency: Histogram
+    private let databaseUnavailable: CounterSeries
     private let series = SeriesCache()
 
     /// Creates an observer that registers its metrics in `metrics`.
@@ -27,6 +28,16 @@ public struct Observer: Sendable {
         self.latency = metrics.histogram(
             "fbs_http_request_duration_seconds", help: "HTTP request latency by route.",
             buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
+        // A 503 alone does not say why (Graph, a shutdown, overload and readiness answer 503 too); this counts the
+        // answers that name the database, for the alert `FBSDatabaseUnavailable` (docs/operations.md).
+        self.databaseUnavailable = metrics.counter(
+            "fbs_http_database_unavailable_total", help: "Requests answered 503 database_unavailable."
+        ).series()
+    }
+
+    /// Counts one request answered 503 `database_unavailable`.
+    public func countDatabaseUnavailable() {
+        databaseUnavailable.increment()
     }
 
     /// Records one finished exchange.

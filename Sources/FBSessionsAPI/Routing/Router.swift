@@ -125,6 +125,8 @@ public final class Router: RequestHandler, Sendable {
         let mapped = APIError.from(error)
         if mapped.code == .internalError {
             observer.unexpected(error, requestID: requestID, route: context.route.path.description)
+        } else if mapped.code == .databaseUnavailable {
+            observer.countDatabaseUnavailable()
         }
         return mapped.response(requestID: requestID)
     }

@@ -199,18 +199,27 @@ extension WebhookDispatcher {
         }
     }
 
-    /// The time until the earliest undelivered delivery of an active webhook falls due, if there is one.
+    /// The time until the earliest undelivered delivery of an active webhook falls due, if there is one. The same
+    /// statement counts those deliveries and ages the oldest, for ``backlog``: it reads the same rows already.
     func nextDue() async throws -> Duration? {
-        try await database.run { connection in
+        let (due, reading) = try await database.run { connection in
             let rows = try connection.query(
                 """
-                SELECT extract(epoch FROM min(d.next_attempt_at) - now())::float8 AS due
+                SELECT extract(epoch FROM min(d.next_attempt_at) - now())::float8 AS due,
+                       count(*)::bigint AS pending,
+                       coalesce(extract(epoch FROM now() - min(d.created_at)), 0)::float8 AS oldest
                 FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
                 WHERE d.delivered_at IS NULL AND w.disabled_at IS NULL
                 """)
-            guard let seconds = try rows.first?.decode("due", as: Double?.self) else { return nil }
-            return .milliseconds(Int(max(0, seconds) * 1000))
+            guard let row = rows.first else { return (Double?.none, BacklogReading()) }
+            let reading = BacklogReading(
+                pending: Int(try row.decode("pending", as: Int64.self)),
+                oldestSeconds: max(0, try row.decode("oldest", as: Double.self)))
+            return (try row.decode("due", as: Double?.self), reading)
         }
+        lastBacklog.withLock { $0 = reading }
+        guard let due else { return nil }
+        return .milliseconds(Int(max(0, due) * 1000))
     }
 
     /// A duration in seconds.

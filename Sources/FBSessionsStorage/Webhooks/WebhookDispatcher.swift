@@ -30,6 +30,10 @@ public final class WebhookDispatcher: Sendable {
     private let signal = EventWaiters(maxWaiters: 16)
     /// The loop task, between ``start()`` and ``stop()``.
     private let task = Locked<Task<Void, Never>?>(nil)
+    /// The backlog the last pass read (``backlog``).
+    let lastBacklog: Locked<BacklogReading>
+    /// The attempts counted in `/metrics`, when the dispatcher was given a registry.
+    private let attempts: (delivered: CounterSeries, failed: CounterSeries)?
 
     /// Creates a dispatcher; nothing runs until ``start()`` or ``runPass()``.
     ///
@@ -39,15 +43,24 @@ public final class WebhookDispatcher: Sendable {
     ///   - transport: Sends the requests (`ClientWebhookTransport` in `FBSessionsService`).
     ///   - configuration: Batch size, timeouts and backoff.
     ///   - logger: Where failures are logged (never a URL, secret or body).
+    ///   - metrics: When given, registers the backlog's gauges and the attempts' counter
+    ///     (``registerMetrics(in:backlog:)``).
     public init(
         database: Database, keyring: Keyring, transport: any WebhookTransport,
-        configuration: Configuration = Configuration(), logger: Logger
+        configuration: Configuration = Configuration(), logger: Logger, metrics: MetricsRegistry? = nil
     ) {
         self.database = database
         self.keyring = keyring
         self.transport = transport
         self.configuration = configuration
         self.logger = logger
+        let lastBacklog = Locked(BacklogReading())
+        self.lastBacklog = lastBacklog
+        attempts = metrics.map { registry in
+            Self.registerMetrics(in: registry) {
+                Self.backlog(from: lastBacklog.withLock { $0 })
+            }
+        }
     }
 
     /// Starts the background loop. Calling it again while it runs does nothing.
@@ -108,6 +121,8 @@ public final class WebhookDispatcher: Sendable {
         }
         result.delivered = outcomes.filter { $0 }.count
         result.failed = outcomes.count - result.delivered
+        attempts?.delivered.increment(by: Double(result.delivered))
+        attempts?.failed.increment(by: Double(result.failed))
         result.moreWaiting = moreEvents || claims.count == configuration.batchSize
         result.nextDue = try await nextDue()
         return result
