@@ -94,7 +94,9 @@ final class BatchSpanProcessor: @unchecked Sendable {
         condition.lock()
         while true {
             let due = Date(timeIntervalSinceNow: scheduleDelay)
-            while queue.count < maxBatchSize, !stopping, flushRequests == 0 {
+            // Sleeps (releasing the lock) until a batch is full, the delay passed, a flush wants what is queued,
+            // or the processor stops.
+            while queue.count < maxBatchSize, !stopping, flushRequests == 0 || queue.isEmpty {
                 if !condition.wait(until: due) { break }
             }
             if queue.isEmpty {

@@ -11,7 +11,7 @@ import Tracing
 /// Traces end to end: the service as `fbsessiond serve` wires it, real PostgreSQL, the Graph emulator over HTTP, and
 /// an OTLP collector on the project's HTTP server that captures what the exporter POSTs (docs/operations.md,
 /// "Traces").
-@Suite(.enabled(if: TestDatabase.isConfigured), .serialized) struct TracingServiceTests {
+@Suite(.enabled(if: TestDatabase.isEnabled), .serialized) struct TracingServiceTests {
     static let incomingTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
     static let incomingSpan = "00f067aa0ba902b7"
 
