@@ -126,14 +126,47 @@ import Tracing
             harness, "POST", "/v1/sessions", json: ["owner": "o", "access_token": token],
             headers: [("traceparent", "00-\(Self.incomingTrace)-\(Self.incomingSpan)-00")])
         _ = try await Self.call(
-            harness, "GET", "/v1/sessions?owner=o",
+            harness, "GET", "/v1/owners/o/sessions",
             headers: [("traceparent", "00-\(Self.incomingTrace.uppercased())-\(Self.incomingSpan)-01")])
         #expect(harness.service.tracer?.flush(timeout: 5) == true)
         let spans = collector.spans
         #expect(!spans.contains { $0.name == "POST /v1/sessions" }, "the caller said not sampled")
         #expect(!spans.contains { $0.name.hasPrefix("graph ") })
-        let list = try #require(spans.first { $0.name == "GET /v1/sessions" })
+        let list = try #require(spans.first { $0.name == "GET /v1/owners/{owner}/sessions" }, "\(spans.map(\.name))")
         #expect(list.traceID != Self.incomingTrace.lowercased() && list.parentSpanID.isEmpty)
+    }
+
+    @Test func theLogLinesOfASampledRequestCarryItsTraceAndSpanIDs() async throws {
+        let collector = try OTLPCollector(mode: .accept)
+        defer { collector.stop() }
+        let logs = InMemoryLogHandler()
+        let harness = try await SessionHarness { parts in
+            Self.tracing(to: collector.baseURL)(&parts)
+            parts.logger = { Logger(label: $0, level: .info, handler: logs) }
+        }
+        defer { harness.stop() }
+        let (sampled, _) = try await Self.call(
+            harness, "GET", "/v1/owners/o/sessions", headers: [("traceparent", "00-\(Self.incomingTrace)-\(Self.incomingSpan)-01")])
+        let (unsampled, _) = try await Self.call(
+            harness, "GET", "/v1/owners/o/sessions", headers: [("traceparent", "00-\(Self.incomingTrace)-\(Self.incomingSpan)-00")])
+        #expect(harness.service.tracer?.flush(timeout: 5) == true)
+        let server = try #require(collector.spans.first { $0.name == "GET /v1/owners/{owner}/sessions" })
+        // The request line is written once the exchange has ended.
+        func line(_ reply: SessionHarness.Reply) async throws -> LogRecord? {
+            let id = reply.header("X-Request-Id") ?? ""
+            for _ in 0..<100 {
+                if let found = logs.records.first(where: { $0.message == "request" && $0.metadata["request_id"] == .string(id) }) {
+                    return found
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return nil
+        }
+        let traced = try #require(try await line(sampled))
+        #expect(traced.metadata["trace_id"] == .string(Self.incomingTrace))
+        #expect(traced.metadata["span_id"] == .string(server.spanID))
+        let untraced = try #require(try await line(unsampled))
+        #expect(untraced.metadata["trace_id"] == nil && untraced.metadata["span_id"] == nil)
     }
 
     @Test func aLoginsSpansCarryNoSecret() async throws {

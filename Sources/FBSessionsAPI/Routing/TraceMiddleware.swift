@@ -22,7 +22,10 @@ struct TraceMiddleware: Middleware {
         else { return try await next(context) }
         span.set("http.request.method", context.request.head.method)
         span.set("http.route", context.route.path.description)
-        span.set("url.path", context.request.head.path)
+        // The path as requested, but for a route whose parameter is a secret to its holder (a data deletion's
+        // confirmation code): its template then.
+        let template = context.route.path.description
+        span.set("url.path", template.contains("{confirmation_code}") ? template : context.request.head.path)
         span.set("fbs.request_id", context.requestID)
         var context = context
         context.span = span
