@@ -140,7 +140,7 @@ let package = Package(
             name: "FBSessionsEventsTests",
             dependencies: [
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService", "HTTPServer",
-                "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "fbsessiond", "GraphVersions",
+                "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "fbsessiond", "GraphVersions", "Tracing",
             ],
             swiftSettings: swiftSettings
         ),

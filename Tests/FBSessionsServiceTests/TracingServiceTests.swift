@@ -15,6 +15,13 @@ import Tracing
     static let incomingTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
     static let incomingSpan = "00f067aa0ba902b7"
 
+    /// Tracing on, for a test that gives an in-memory exporter (the endpoint is never called).
+    static var inMemoryTracing: TracingConfiguration {
+        var configuration = TracingConfiguration(endpoint: "http://127.0.0.1:9/v1/traces")
+        configuration.scheduleDelay = 0.02
+        return configuration
+    }
+
     /// Tracing to `endpoint` with a short schedule, so that tests need not wait seconds for an export.
     static func tracing(
         to endpoint: String, queue: Int = 2048, batch: Int = 512, exportTimeout: Double = 5, sampler: Sampler? = nil
@@ -279,5 +286,50 @@ import Tracing
         #expect(Self.counter(harness, "fbs_otel_dropped_spans_total") > 0)
         #expect(Self.counter(harness, "fbs_otel_exported_spans_total") == 0)
         if bad != .isGone { #expect(!collector.exports.isEmpty, "the exporter did try") }
+    }
+
+    @Test func aPictureFetchIsAChildOfItsRequest() async throws {
+        let exporter = InMemorySpanExporter()
+        var options = PictureHarness.Options()
+        options.spanExporter = exporter
+        let harness = try await PictureHarness(options)
+        defer { harness.stop() }
+        let (_, session) = try await harness.loggedIn()
+        let reply = try await harness.picture(session)
+        #expect(reply.status == 200)
+        #expect(harness.service.tracer?.flush(timeout: 5) == true)
+        let spans = exporter.spans
+        let server = try #require(spans.first { $0.name == "GET /v1/sessions/{id}/picture" }, "\(spans.map(\.name))")
+        let fetch = try #require(spans.first { $0.name == "picture fetch" }, "\(spans.map(\.name))")
+        #expect(fetch.parentSpanID == server.context.spanID && fetch.context.traceID == server.context.traceID)
+        #expect(fetch.kind == .client)
+        #expect(fetch.attribute("server.address") == .string("127.0.0.1"))
+        #expect(fetch.attribute("http.response.status_code") == .int(200))
+        #expect(spans.contains { $0.name == "graph me/picture" && $0.parentSpanID == server.context.spanID })
+    }
+
+    @Test func aLimitedLoginsKeySetFetchIsAChildOfItsRequestAndNoSpanCarriesTheTokenOrNonce() async throws {
+        let exporter = InMemorySpanExporter()
+        let harness = try await LimitedLoginHarness(spanExporter: exporter)
+        defer { harness.stop() }
+        let user = try harness.emulator.createUser(firstName: "Grace", lastName: "Hopper", hasPicture: false)
+        let nonce = try await harness.nonce(owner: "o1")
+        let minted = try harness.emulator.mintAuthenticationToken(
+            AuthenticationTokenRequest(appID: harness.facebookAppID, userID: user.id, nonce: nonce))
+        let reply = try await harness.login(owner: "o1", token: minted.token)
+        #expect(reply.status == 201, "\(reply.text)")
+        #expect(harness.base.service.tracer?.flush(timeout: 5) == true)
+        let spans = exporter.spans
+        let login = try #require(spans.first { $0.name == "POST /v1/sessions" }, "\(spans.map(\.name))")
+        let fetch = try #require(spans.first { $0.name == "jwks fetch" }, "\(spans.map(\.name))")
+        #expect(fetch.parentSpanID == login.context.spanID && fetch.kind == .client)
+        #expect(fetch.attribute("server.address") == .string("127.0.0.1"))
+        #expect(fetch.attribute("http.response.status_code") == .int(200))
+        for span in spans {
+            for (key, value) in span.attributes {
+                guard case .string(let text) = value else { continue }
+                #expect(!text.contains(minted.token) && !text.contains(nonce), "\(key) of \(span.name)")
+            }
+        }
     }
 }
