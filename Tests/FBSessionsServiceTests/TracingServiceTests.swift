@@ -2,6 +2,7 @@ import FBSessionsCore
 import FBSessionsService
 import FBSessionsStorage
 import Foundation
+import GraphEmulator
 import HTTPClient
 import Support
 import TestSupport
