@@ -41,9 +41,10 @@ import Tracing
 
     /// A request with extra headers, timed.
     static func call(
-        _ harness: SessionHarness, _ method: String, _ path: String, json: Any? = nil, headers extra: [(String, String)] = []
+        _ harness: SessionHarness, _ method: String, _ path: String, json: Any? = nil, headers extra: [(String, String)] = [],
+        key: String? = nil
     ) async throws -> (reply: SessionHarness.Reply, seconds: Double) {
-        var headers = [("Authorization", "Bearer \(harness.key)")] + extra
+        var headers = [("Authorization", "Bearer \(key ?? harness.key)")] + extra
         var body: [UInt8]?
         if let json {
             body = Array(try JSONSerialization.data(withJSONObject: json))
@@ -142,6 +143,17 @@ import Tracing
         #expect(!spans.contains { $0.name.hasPrefix("graph ") })
         let list = try #require(spans.first { $0.name == "GET /v1/owners/{owner}/sessions" }, "\(spans.map(\.name))")
         #expect(list.traceID != Self.incomingTrace.lowercased() && list.parentSpanID.isEmpty)
+        #expect(list.attributes["http.response.status_code"] == "200")
+
+        // An unknown key's 401 is traced too (the server span is the outermost middleware), with no key id.
+        let unknown = "fbs_" + String(repeating: "x", count: 40)
+        let (refused, _) = try await Self.call(harness, "GET", "/v1/owners/p/sessions", key: unknown)
+        #expect(refused.status == 401)
+        #expect(harness.service.tracer?.flush(timeout: 5) == true)
+        let unauthorized = try #require(collector.spans.first { $0.attributes["url.path"] == "/v1/owners/p/sessions" })
+        #expect(unauthorized.attributes["http.response.status_code"] == "401")
+        #expect(unauthorized.attributes["fbs.key_id"] == nil)
+        #expect(unauthorized.statusCode == 0, "a 4xx is not a server error")
     }
 
     @Test func theLogLinesOfASampledRequestCarryItsTraceAndSpanIDs() async throws {
