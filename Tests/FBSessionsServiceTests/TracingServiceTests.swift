@@ -25,10 +25,12 @@ import Tracing
 
     /// Tracing to `endpoint` with a short schedule, so that tests need not wait seconds for an export.
     static func tracing(
-        to endpoint: String, queue: Int = 2048, batch: Int = 512, exportTimeout: Double = 5, sampler: Sampler? = nil
+        to endpoint: String, queue: Int = 2048, batch: Int = 512, exportTimeout: Double = 5, sampler: Sampler? = nil,
+        headers: [(String, String)] = []
     ) -> (inout ServiceParts) -> Void {
         { parts in
             var configuration = TracingConfiguration(endpoint: endpoint + "/v1/traces")
+            configuration.headers = headers
             configuration.scheduleDelay = 0.05
             configuration.maxQueueSize = queue
             configuration.maxExportBatchSize = batch
@@ -68,7 +70,8 @@ import Tracing
     @Test func aLoginIsOneTraceWithGraphAndDatabaseChildrenContinuingTheCallersTraceparent() async throws {
         let collector = try OTLPCollector(mode: .accept)
         defer { collector.stop() }
-        let harness = try await SessionHarness(configure: Self.tracing(to: collector.baseURL))
+        let harness = try await SessionHarness(
+            configure: Self.tracing(to: collector.baseURL, headers: [("X-Collector-Key", "collector-key-1")]))
         defer { harness.stop() }
         let (_, token) = try harness.userToken()
         let traceparent = "00-\(Self.incomingTrace)-\(Self.incomingSpan)-01"
@@ -82,6 +85,9 @@ import Tracing
         let exports = collector.exports
         #expect(!exports.isEmpty)
         #expect(exports.allSatisfy { $0.contentType == "application/x-protobuf" })
+        #expect(exports.allSatisfy { export in
+            export.headers.contains { $0.0.lowercased() == "x-collector-key" && $0.1 == "collector-key-1" }
+        }, "OTEL_EXPORTER_OTLP_HEADERS go with every export")
         #expect(exports.first?.resource["service.name"] == "fbsessiond")
         #expect(exports.first?.resource["telemetry.sdk.language"] == "swift")
         let spans = collector.spans.filter { $0.traceID == Self.incomingTrace }
