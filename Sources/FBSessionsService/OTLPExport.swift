@@ -9,11 +9,11 @@ enum OTLPExport {
     /// The tracer and the client it posts with (the caller shuts the client down after the tracer), or nil when
     /// tracing is off.
     static func tracer(
-        _ configuration: TracingConfiguration?, exporter: (any SpanExporter)?, metrics: MetricsRegistry
+        _ configuration: TracingConfiguration?, exporter: (any SpanExporter)?, counters: TracingCounters
     ) throws -> (Tracer, Client?)? {
         guard let configuration else { return nil }
         if let exporter {
-            return (Tracer(configuration: configuration, exporter: exporter, metrics: metrics), nil)
+            return (Tracer(configuration: configuration, exporter: exporter, counters: counters), nil)
         }
         let client = try Client(
             configuration: .init(
@@ -30,6 +30,6 @@ enum OTLPExport {
                 timeout: .milliseconds(Int64(max(timeout, 0.001) * 1000)))
             return try? await client.execute(request).status
         }
-        return (Tracer(configuration: configuration, exporter: exporter, metrics: metrics), client)
+        return (Tracer(configuration: configuration, exporter: exporter, counters: counters), client)
     }
 }

@@ -74,7 +74,9 @@ public final class ServiceAssembly: Sendable {
         let metrics = MetricsRegistry()
         self.metrics = metrics
         let pool = database.database.pool
-        if let made = try OTLPExport.tracer(parts.settings.tracing, exporter: parts.spanExporter, metrics: metrics) {
+        // Registered whether tracing is on or not: 0 while off.
+        let counters = TracingCounters(registeringIn: metrics)
+        if let made = try OTLPExport.tracer(parts.settings.tracing, exporter: parts.spanExporter, counters: counters) {
             tracer = made.0
             otlpClient = made.1
         } else {

@@ -27,22 +27,21 @@ public final class Tracer: Sendable {
     public let sampler: Sampler
     let processor: BatchSpanProcessor
 
-    /// A tracer exporting through `exporter`, with the queue and schedule of `configuration`; counts its drops and
-    /// exports in `metrics` (`fbs_otel_dropped_spans_total`, `fbs_otel_exported_spans_total`). Starts the export
-    /// thread, and turns on the trace ids of log lines (``LogTrace/enable()``).
-    public init(configuration: TracingConfiguration, exporter: any SpanExporter, metrics: MetricsRegistry?) {
+    /// A tracer exporting through `exporter`, with the queue and schedule of `configuration`, counting its drops
+    /// and exports in `counters`. Starts the export thread, and turns on the trace ids of log lines
+    /// (``LogTrace/enable()``).
+    public init(configuration: TracingConfiguration, exporter: any SpanExporter, counters: TracingCounters?) {
         sampler = configuration.sampler
         processor = BatchSpanProcessor(
             exporter: exporter, maxQueueSize: configuration.maxQueueSize,
             maxBatchSize: configuration.maxExportBatchSize, scheduleDelay: configuration.scheduleDelay,
-            exportTimeout: configuration.batchExportTimeout,
-            dropped: metrics?.counter(
-                "fbs_otel_dropped_spans_total",
-                help: "Spans dropped: the export queue was full, or the collector failed, timed out or was gone."
-            ).series(),
-            exported: metrics?.counter(
-                "fbs_otel_exported_spans_total", help: "Spans the collector accepted.").series())
+            exportTimeout: configuration.batchExportTimeout, dropped: counters?.dropped, exported: counters?.exported)
         LogTrace.enable()
+    }
+
+    /// A tracer whose counters are registered in `metrics` now.
+    public convenience init(configuration: TracingConfiguration, exporter: any SpanExporter, metrics: MetricsRegistry?) {
+        self.init(configuration: configuration, exporter: exporter, counters: metrics.map(TracingCounters.init))
     }
 
     /// The span the current task serves, if traced and sampled.
@@ -105,5 +104,23 @@ public final class Tracer: Sendable {
     /// Exports what is queued (within `timeout` seconds) and stops the export thread; spans ended later are dropped.
     public func shutdown(timeout: Double) {
         processor.shutdown(timeout: timeout)
+    }
+}
+
+/// The exporter's two counters. The service registers them whether tracing is on or not, so that `/metrics` (and
+/// the dashboard reading it) always has them: 0 while off.
+public struct TracingCounters: Sendable {
+    /// `fbs_otel_dropped_spans_total`.
+    public let dropped: CounterSeries
+    /// `fbs_otel_exported_spans_total`.
+    public let exported: CounterSeries
+
+    /// Registers both in `metrics`.
+    public init(registeringIn metrics: MetricsRegistry) {
+        dropped = metrics.counter(
+            "fbs_otel_dropped_spans_total",
+            help: "Spans dropped: the export queue was full, or the collector failed, timed out or was gone."
+        ).series()
+        exported = metrics.counter("fbs_otel_exported_spans_total", help: "Spans the collector accepted.").series()
     }
 }

@@ -351,4 +351,18 @@ import Tracing
             }
         }
     }
+
+    @Test func withTracingOffNothingIsTracedAndTheCountersStayAtZero() async throws {
+        let harness = try await SessionHarness()
+        defer { harness.stop() }
+        #expect(harness.service.tracer == nil)
+        #expect(harness.service.router.tracer == nil)
+        let (_, token) = try harness.userToken()
+        let (login, _) = try await Self.call(
+            harness, "POST", "/v1/sessions", json: ["owner": "o", "access_token": token],
+            headers: [("traceparent", "00-\(Self.incomingTrace)-\(Self.incomingSpan)-01")])
+        #expect(login.status == 201)
+        #expect(Self.counter(harness, "fbs_otel_exported_spans_total") == 0)
+        #expect(Self.counter(harness, "fbs_otel_dropped_spans_total") == 0)
+    }
 }
