@@ -42,19 +42,21 @@ let package = Package(
         // The task executor that runs handler tasks on the thread that resumes them (see its type).
         .target(name: "InlineExecutor", swiftSettings: swiftSettings),
         .target(name: "LocalCluster", swiftSettings: swiftSettings),
+        // OpenTelemetry traces: ids, W3C traceparent, samplers, spans, the export queue and OTLP's protobuf.
+        .target(name: "Tracing", dependencies: ["Support"], swiftSettings: swiftSettings),
         // Meta's table of Graph API versions, as data: read by the service, its commands and the emulator.
         .target(name: "GraphVersions", swiftSettings: swiftSettings),
 
         // The service.
-        .target(name: "FBSessionsCore", dependencies: ["Support", "Crypto", "GraphVersions"], swiftSettings: swiftSettings),
+        .target(name: "FBSessionsCore", dependencies: ["Support", "Crypto", "GraphVersions", "Tracing"], swiftSettings: swiftSettings),
         .target(
             name: "FBSessionsStorage",
-            dependencies: ["FBSessionsCore", "Postgres", "Support", "Crypto", "InlineExecutor"],
+            dependencies: ["FBSessionsCore", "Postgres", "Support", "Crypto", "InlineExecutor", "Tracing"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "FBSessionsAPI",
-            dependencies: ["FBSessionsCore", "HTTPServer", "Crypto", "Support", "GraphVersions"],
+            dependencies: ["FBSessionsCore", "HTTPServer", "Crypto", "Support", "GraphVersions", "Tracing"],
             swiftSettings: swiftSettings
         ),
         // The answers the exact cache gives before the router (docs/architecture.md); nothing else depends on it
@@ -66,7 +68,7 @@ let package = Package(
         ),
         .target(
             name: "FBSessionsGraph",
-            dependencies: ["FBSessionsCore", "HTTPClient", "Crypto", "Support", "GraphVersions"],
+            dependencies: ["FBSessionsCore", "HTTPClient", "Crypto", "Support", "GraphVersions", "Tracing"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -80,7 +82,7 @@ let package = Package(
             name: "FBSessionsService",
             dependencies: [
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsFastPath", "FBSessionsGraph", "HTTPServer",
-                "HTTPClient", "Postgres", "Support", "GraphVersions",
+                "HTTPClient", "Postgres", "Support", "GraphVersions", "Tracing",
             ],
             swiftSettings: swiftSettings
         ),
@@ -98,12 +100,13 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "Postgres", "LocalCluster", "HTTPServer", "HTTPClient", "Support", "FBSessionsStorage", "FBSessionsService",
-                "GraphEmulator", "InlineExecutor",
+                "GraphEmulator", "InlineExecutor", "Tracing",
             ],
             swiftSettings: swiftSettings
         ),
 
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: swiftSettings),
+        .testTarget(name: "TracingTests", dependencies: ["Tracing", "Support", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "GraphVersionsTests", dependencies: ["GraphVersions"], swiftSettings: swiftSettings),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: swiftSettings),
         .testTarget(
@@ -137,7 +140,7 @@ let package = Package(
             name: "FBSessionsEventsTests",
             dependencies: [
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService", "HTTPServer",
-                "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "fbsessiond", "GraphVersions",
+                "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "fbsessiond", "GraphVersions", "Tracing",
             ],
             swiftSettings: swiftSettings
         ),
@@ -172,7 +175,7 @@ let package = Package(
             dependencies: [
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService", "HTTPServer",
                 "HTTPClient", "Postgres", "Crypto", "Support", "TestSupport", "LocalCluster", "GraphVersions",
-                "GraphEmulator", "FBSessionsFastPath",
+                "GraphEmulator", "FBSessionsFastPath", "Tracing",
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,6 +1,7 @@
 import Foundation
 import GraphVersions
 import Support
+import Tracing
 
 /// Every setting of the service, read from the environment once at start (`FBS_…` and `DATABASE_URL`).
 public struct Settings: Sendable {
@@ -81,6 +82,9 @@ public struct Settings: Sendable {
     /// Whether `GET /v1/sessions/{id}/token` writes a `token.read` entry. Always, but for the benchmark's baseline
     /// (`FBS_AUDIT_TOKEN_READS=off`, not for production: docs/benchmarks.md, "Token reads and the audit log").
     public var auditTokenReads = true
+    /// OpenTelemetry tracing from the standard `OTEL_*` variables; nil when off (no endpoint set, or
+    /// `OTEL_SDK_DISABLED=true`). docs/operations.md, "Traces".
+    public var tracing: TracingConfiguration?
     /// Settings that are usable but that an operator should hear about (a Graph version near its sunset, or newer
     /// than Meta's table), one line each; `serve` and `run` log them at start.
     public var warnings: [String] = []
@@ -146,7 +150,7 @@ public struct Settings: Sendable {
         ("FBS_KEY_CACHE_TTL", "300", "seconds a key's app and scopes are remembered; revocation still applies at once (0: off)"),
         ("FBS_CACHE_BYTES", "33554432", "bytes for the exact cache of sessions, owners' lists and key liveness (0: off)"),
         ("FBS_AUDIT_RETENTION", "365", "days the audit log keeps an entry; the sweep deletes older ones (1 to 36500)"),
-    ]
+    ] + TracingConfiguration.documented
 
     /// Reads every setting; returns all problems at once instead of stopping at the first.
     public static func parse(_ environment: [String: String]) -> Result<Settings, SettingsError> {
@@ -243,6 +247,7 @@ public struct Settings: Sendable {
                 "FBS_AUDIT_TOKEN_READS=off: token reads are not written to the audit log (a benchmark's baseline only)")
         default: reader.problem("FBS_AUDIT_TOKEN_READS: expected on or off")
         }
+        settings.tracing = TracingConfiguration.parse(&reader)
         if !reader.problems.isEmpty {
             return .failure(SettingsError(problems: reader.problems))
         }

@@ -2,6 +2,7 @@ import FBSessionsCore
 import Foundation
 import HTTPClient
 import Support
+import Tracing
 
 /// What an interpreter of a successful answer may use.
 struct ResponseContext {
@@ -35,12 +36,38 @@ extension GraphClient {
     /// the policy's jittered backoff, and only while at least 50 ms of `timeout` would remain after the delay.
     /// A `singleUse` call is retried only after `connectFailed`. `responseTooLarge` and `unavailable` are never
     /// retried. Cancellation stops at once with `CancellationError`.
+    ///
+    /// For a traced request, the call (its retries included) is one CLIENT span `graph {endpoint}`, a child of the
+    /// request's span, with the method, `server.address`, the last status, the endpoint and the version; ERROR with
+    /// the failure's outcome when it fails. Never the URL's query, where the tokens and the proof are.
     func performRaw<Output>(
         _ endpoint: GraphEndpoint,
         _ credentials: GraphCredentials,
         _ interpret: (ClientResponse, ResponseContext) -> Result<Output, GraphError>
     ) async throws -> Output {
+        guard let tracer, let span = tracer.child("graph " + endpoint.traceName) else {
+            return try await performCall(endpoint, credentials, span: nil, interpret)
+        }
+        span.set("http.request.method", endpoint.method)
+        span.set("fbs.graph.endpoint", endpoint.traceName)
+        if let serverAddress { span.set("server.address", serverAddress) }
+        defer { span.end() }
+        do {
+            return try await performCall(endpoint, credentials, span: span, interpret)
+        } catch {
+            span.setError((error as? GraphError)?.outcome ?? (error is CancellationError ? "cancelled" : "failed"))
+            throw error
+        }
+    }
+
+    private func performCall<Output>(
+        _ endpoint: GraphEndpoint,
+        _ credentials: GraphCredentials,
+        span: Span?,
+        _ interpret: (ClientResponse, ResponseContext) -> Result<Output, GraphError>
+    ) async throws -> Output {
         let (request, scrubber, version) = try makeRequest(endpoint, credentials)
+        span?.set("fbs.graph.version", version)
         let clock = ContinuousClock()
         let start = clock.now
         let deadline = start + configuration.timeout
@@ -48,7 +75,7 @@ extension GraphClient {
         while true {
             attempt += 1
             try Task.checkCancellation()
-            let outcome = try await attemptOnce(request, endpoint, scrubber, deadline, clock, interpret) { served in
+            let outcome = try await attemptOnce(request, endpoint, scrubber, deadline, clock, interpret, span: span) { served in
                 servedVersions?(credentials.appID, version, served)
             }
             switch outcome {
@@ -84,6 +111,7 @@ extension GraphClient {
         _ deadline: ContinuousClock.Instant,
         _ clock: ContinuousClock,
         _ interpret: (ClientResponse, ResponseContext) -> Result<Output, GraphError>,
+        span: Span?,
         served: (String) -> Void
     ) async throws -> Result<Output, GraphError> {
         let remaining = deadline - clock.now
@@ -101,6 +129,7 @@ extension GraphClient {
             }
             return .failure(GraphClient.transportFailure(error))
         }
+        span?.set("http.response.status_code", response.status)
         if let version = response.header("facebook-api-version"), GraphURL.isVersion(version) {
             served(version)
         }

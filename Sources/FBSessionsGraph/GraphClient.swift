@@ -2,6 +2,7 @@ import FBSessionsCore
 import Foundation
 import HTTPClient
 import Support
+import Tracing
 
 /// The production `GraphAPI`: Graph calls over `HTTPClient.Client` (libcurl's multi interface on one thread), so
 /// hundreds of calls can wait on Graph at once without holding a thread each.
@@ -31,6 +32,10 @@ public struct GraphClient: GraphAPI {
     /// Told the version of every answer that names one in `facebook-api-version`.
     let servedVersions: (@Sendable (_ facebookAppID: String, _ requested: String, _ served: String) -> Void)?
     private let ownsHTTPClient: Bool
+    /// Makes a `graph {endpoint}` span for each call of a traced request; nil when tracing is off.
+    let tracer: Tracer?
+    /// The Graph host, for the spans' `server.address`.
+    let serverAddress: String?
 
     /// Creates a client.
     /// - Parameters:
@@ -51,9 +56,12 @@ public struct GraphClient: GraphAPI {
         httpClient: Client? = nil,
         logger: Logger = Logger(label: "fbsessiond.graph"),
         metrics: MetricsRegistry? = nil,
-        servedVersions: (@Sendable (_ facebookAppID: String, _ requested: String, _ served: String) -> Void)? = nil
+        servedVersions: (@Sendable (_ facebookAppID: String, _ requested: String, _ served: String) -> Void)? = nil,
+        tracer: Tracer? = nil
     ) throws {
         try GraphClient.validate(configuration)
+        self.tracer = tracer
+        serverAddress = URLComponents(string: configuration.baseURL)?.host
         self.configuration = configuration
         self.servedVersions = servedVersions
         self.logger = logger

@@ -49,6 +49,14 @@ struct GraphEndpoint: Sendable {
         self.isOAuth = isOAuth
     }
 
+    /// The endpoint as a span names it (`graph debug_token`, `graph me/permissions`): the path without the version,
+    /// which it never has, and with any segment holding a digit (a node id) as `{id}`. Never the query.
+    var traceName: String {
+        path.split(separator: "/", omittingEmptySubsequences: false)
+            .map { $0.contains(where: \.isNumber) ? "{id}" : String($0) }
+            .joined(separator: "/")
+    }
+
     /// Classifies what Graph said about this call.
     ///
     /// Two adjustments to `GraphError.classify`: an authentication error on an app-token call (`debug_token`)

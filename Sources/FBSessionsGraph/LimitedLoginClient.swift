@@ -2,6 +2,7 @@ import FBSessionsCore
 import Foundation
 import HTTPClient
 import Support
+import Tracing
 
 /// The production ``LimitedLoginAPI``: Limited Login's key set and uninstall endpoint over `HTTPClient.Client`
 /// (libcurl's multi interface on one thread), so a slow Facebook holds no thread.
@@ -58,6 +59,8 @@ public struct LimitedLoginClient: LimitedLoginAPI {
     let logger: Logger
     let calls: Counter?
     private let ownsHTTPClient: Bool
+    /// Makes a `jwks fetch` span when a traced request fetches the key set; nil when tracing is off.
+    private let tracer: Tracer?
 
     /// Creates a client.
     /// - Parameters:
@@ -69,8 +72,9 @@ public struct LimitedLoginClient: LimitedLoginAPI {
     ///   `HTTPClient.ClientError` when libcurl cannot start.
     public init(
         configuration: Configuration = Configuration(), httpClient: Client? = nil,
-        logger: Logger = Logger(label: "fbsessiond.limited"), metrics: MetricsRegistry? = nil
+        logger: Logger = Logger(label: "fbsessiond.limited"), metrics: MetricsRegistry? = nil, tracer: Tracer? = nil
     ) throws {
+        self.tracer = tracer
         for (name, url) in [
             ("FBS_LIMITED_JWKS_URL", configuration.jwksURL), ("FBS_LIMITED_UNINSTALL_URL", configuration.uninstallURL),
         ] {
@@ -102,7 +106,21 @@ public struct LimitedLoginClient: LimitedLoginAPI {
         if ownsHTTPClient { http.shutdown() }
     }
 
+    /// For a traced request, one CLIENT span `jwks fetch` with the key set's host and the status.
     public func signingKeys() async throws -> SigningKeyFetch {
+        guard let tracer, let span = tracer.child("jwks fetch") else { return try await fetchSigningKeys(span: nil) }
+        span.set("http.request.method", "GET")
+        if let host = URLComponents(string: configuration.jwksURL)?.host { span.set("server.address", host) }
+        defer { span.end() }
+        do {
+            return try await fetchSigningKeys(span: span)
+        } catch {
+            span.setError("key set fetch failed")
+            throw error
+        }
+    }
+
+    private func fetchSigningKeys(span: Span?) async throws -> SigningKeyFetch {
         let request = ClientRequest(
             url: configuration.jwksURL, headers: [("Accept", "application/json")], timeout: configuration.timeout,
             maxResponseBytes: configuration.maxResponseBytes)
@@ -115,6 +133,7 @@ public struct LimitedLoginClient: LimitedLoginAPI {
             logger.warning("limited login key set unreachable", ["error": .string(error.description)])
             throw LimitedLoginClientError.unreachable
         }
+        span?.set("http.response.status_code", response.status)
         guard response.status == 200 else {
             record("jwks", "status")
             logger.warning("limited login key set refused", ["status": .int(response.status)])

@@ -1,6 +1,7 @@
 import FBSessionsCore
 import Foundation
 import HTTPClient
+import Tracing
 
 /// ``PictureFetching`` over `HTTPClient.Client`: one `GET` per hop, redirects followed here (never by libcurl)
 /// and only to URLs the policy accepts, the body cut off at the size cap, one deadline for all hops.
@@ -26,6 +27,8 @@ public struct PictureFetcher: PictureFetching {
     let http: Client
     private let ownsHTTPClient: Bool
     private let resolver: Resolver
+    /// Makes a `picture fetch` span for each fetch of a traced request; nil when tracing is off.
+    private let tracer: Tracer?
 
     /// Creates a fetcher.
     /// - Parameters:
@@ -33,7 +36,8 @@ public struct PictureFetcher: PictureFetching {
     ///   - httpClient: a client to share, or nil to make one.
     ///   - resolver: host name to addresses; `HostResolver.addresses(of:)` by default.
     /// - Throws: `ClientError` when libcurl cannot start.
-    public init(allowsHTTP: Bool, httpClient: Client? = nil, resolver: Resolver? = nil) throws {
+    public init(allowsHTTP: Bool, httpClient: Client? = nil, resolver: Resolver? = nil, tracer: Tracer? = nil) throws {
+        self.tracer = tracer
         self.resolver = resolver ?? { try await HostResolver.addresses(of: $0) }
         if let httpClient {
             http = httpClient
@@ -53,7 +57,28 @@ public struct PictureFetcher: PictureFetching {
         if ownsHTTPClient { http.shutdown() }
     }
 
+    /// For a traced request, the fetch (all its hops) is one CLIENT span `picture fetch` with the first host as
+    /// `server.address`; never the URL, whose query is signed.
     public func fetch(_ url: PictureURL, policy: PictureURLPolicy, limits: PictureFetchLimits) async throws
+        -> PictureDownload
+    {
+        guard let tracer, let span = tracer.child("picture fetch") else {
+            return try await fetchUntraced(url, policy: policy, limits: limits)
+        }
+        span.set("http.request.method", "GET")
+        span.set("server.address", url.host)
+        defer { span.end() }
+        do {
+            let download = try await fetchUntraced(url, policy: policy, limits: limits)
+            span.set("http.response.status_code", 200)
+            return download
+        } catch {
+            span.setError("picture fetch failed")
+            throw error
+        }
+    }
+
+    private func fetchUntraced(_ url: PictureURL, policy: PictureURLPolicy, limits: PictureFetchLimits) async throws
         -> PictureDownload
     {
         let deadline = ContinuousClock.now + .milliseconds(Int64((limits.timeout * 1000).rounded()))

@@ -8,6 +8,7 @@ import HTTPClient
 import HTTPServer
 import Postgres
 import Support
+import Tracing
 
 /// The whole service wired on its database: metrics, the exact cache, the PostgreSQL stores, the Graph, Limited
 /// Login, picture and webhook clients, the domain services, the router, the webhook dispatcher and the event
@@ -52,6 +53,12 @@ public final class ServiceAssembly: Sendable {
     /// What the HTTP server serves: the fast path, when there is an exact cache, in front of the router.
     public let handler: ServiceHandler
     private let webhookClient: Client
+    /// Makes and exports the spans; nil when tracing is off (`OTEL_EXPORTER_OTLP_…` unset).
+    public let tracer: Tracer?
+    /// The client the tracer posts spans with; nil when tracing is off or a test gave the exporter.
+    private let otlpClient: Client?
+    /// The stores' database: the caller's, with the tracer.
+    private let storage: Database
 
     /// Wires the service.
     ///
@@ -67,6 +74,19 @@ public final class ServiceAssembly: Sendable {
         let metrics = MetricsRegistry()
         self.metrics = metrics
         let pool = database.database.pool
+        // Registered whether tracing is on or not: 0 while off.
+        let counters = TracingCounters(registeringIn: metrics)
+        if let made = try OTLPExport.tracer(parts.settings.tracing, exporter: parts.spanExporter, counters: counters) {
+            tracer = made.0
+            otlpClient = made.1
+        } else {
+            tracer = nil
+            otlpClient = nil
+        }
+        // The stores' database, with the tracer that makes their spans.
+        var storage = database.database
+        storage.tracer = tracer
+        self.storage = storage
         metrics.gauge("fbs_db_pool_connections", help: "Database connections by state.") {
             let statistics = pool.statistics
             return [([("state", "in_use")], Double(statistics.inUse)), ([("state", "open")], Double(statistics.open)),
@@ -75,7 +95,7 @@ public final class ServiceAssembly: Sendable {
         metrics.gauge("fbs_db_pool_waiting", help: "Requests waiting for a database connection.") {
             [([], Double(pool.statistics.waiting))]
         }
-        apps = PostgresAppStore(database: database.database, keyring: database.keyring)
+        apps = PostgresAppStore(database: storage, keyring: database.keyring)
         let cache: ExactCache?
         switch parts.cache {
         case .sized: cache = settings.cacheBytes > 0 ? ExactCache(capacity: settings.cacheBytes) : nil
@@ -84,7 +104,7 @@ public final class ServiceAssembly: Sendable {
         if let cache { Self.count(cache, in: metrics) }
         self.cache = cache
         store = PostgresSessionStore(
-            database: database.database, keyring: database.keyring, cache: cache,
+            database: storage, keyring: database.keyring, cache: cache,
             expiryWarning: Double(settings.expiryWarning))
         let graphVersions = GraphVersionWatch(
             apps: apps, defaultVersion: GraphVersion(settings.graphVersion) ?? GraphVersionTable.defaultVersion,
@@ -93,35 +113,36 @@ public final class ServiceAssembly: Sendable {
         do {
             graph = try GraphClient(
                 configuration: parts.graph, logger: parts.logger("graph"), metrics: metrics,
-                servedVersions: graphVersions.observe)
+                servedVersions: graphVersions.observe, tracer: tracer)
         } catch {
             throw ServiceSettingError("FBS_GRAPH_URL: \(error)")
         }
         do {
             limitedLoginClient = try LimitedLoginClient(
-                configuration: parts.limitedLoginClient, logger: parts.logger("limited"), metrics: metrics)
+                configuration: parts.limitedLoginClient, logger: parts.logger("limited"), metrics: metrics,
+                tracer: tracer)
         } catch let error as GraphClient.ConfigurationError {
             throw ServiceSettingError(error.description)
         }
         webhookClient = try Client(configuration: .init(timeout: .seconds(10), maxResponseBytes: 64 * 1024))
-        pictureFetcher = try PictureFetcher(allowsHTTP: settings.pictureAllowHTTP)
-        events = PostgresEventStore(database: database.database)
-        let keys = CachedKeyStore(PostgresKeyStore(database: database.database, cache: cache), ttl: settings.keyCacheTTL)
+        pictureFetcher = try PictureFetcher(allowsHTTP: settings.pictureAllowHTTP, tracer: tracer)
+        events = PostgresEventStore(database: storage)
+        let keys = CachedKeyStore(PostgresKeyStore(database: storage, cache: cache), ttl: settings.keyCacheTTL)
         var ports = ServicePorts(
             apps: apps, keys: keys,
-            readiness: PostgresReadiness(database: database.database, migrator: database.migrator),
+            readiness: PostgresReadiness(database: storage, migrator: database.migrator),
             sessionStore: store, graph: graph)
         ports.limitedLogin = limitedLoginClient
-        ports.loginNonces = PostgresLoginNonceStore(database: database.database)
+        ports.loginNonces = PostgresLoginNonceStore(database: storage)
         ports.events = events
-        ports.loginStates = PostgresLoginStateStore(database: database.database)
+        ports.loginStates = PostgresLoginStateStore(database: storage)
         ports.facebookUsers = store
-        ports.pictures = PostgresPictureStore(database: database.database, cache: cache)
+        ports.pictures = PostgresPictureStore(database: storage, cache: cache)
         ports.pictureFetcher = pictureFetcher
         ports.graphVersions = graphVersions
-        ports.audit = PostgresAuditLog(database: database.database)
+        ports.audit = PostgresAuditLog(database: storage)
         self.keys = keys
-        let routes = ServiceRoutes(parts, ports: ports, metrics: metrics)
+        let routes = ServiceRoutes(parts, ports: ports, metrics: metrics, tracer: tracer)
         self.routes = routes
         handler = ServiceHandler(
             router: routes.router,
@@ -137,9 +158,9 @@ public final class ServiceAssembly: Sendable {
             if let keyID { keys.forget(keyID: keyID) } else { keys.forgetAll() }
         }
         webhooks = WebhookDispatcher(
-            database: database.database, keyring: database.keyring,
+            database: storage, keyring: database.keyring,
             transport: ClientWebhookTransport(client: webhookClient), logger: parts.logger("webhooks"),
-            metrics: metrics)
+            metrics: metrics, tracer: tracer)
         // A given cache is kept current by its owner's listener: attaching it here too would take its fences away.
         let listened: ExactCache? = if case .sized = parts.cache { cache } else { nil }
         notifications = EventNotifications(
@@ -204,12 +225,15 @@ public final class ServiceAssembly: Sendable {
     /// second process would have; `sessions` replaces the session service it checks sessions with.
     public func pictureService(sessions: SessionService? = nil) -> PictureService {
         ServiceRoutes.pictures(
-            parts, sessions: sessions ?? self.sessions, store: PostgresPictureStore(database: database.database, cache: cache),
+            parts, sessions: sessions ?? self.sessions, store: PostgresPictureStore(database: storage, cache: cache),
             fetcher: pictureFetcher, metrics: nil)
     }
 
     /// Closes the clients: call it once the server, the dispatcher and the listener have stopped.
     public func shutdown() {
+        // Spans still queued get a bounded last export: the shutdown waits at most this long for the collector.
+        tracer?.shutdown(timeout: min(parts.settings.tracing?.batchExportTimeout ?? 0, 5))
+        otlpClient?.shutdown()
         graph.shutdown()
         limitedLoginClient.shutdown()
         webhookClient.shutdown()

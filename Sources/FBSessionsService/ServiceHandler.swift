@@ -11,8 +11,14 @@ public struct ServiceHandler: RequestHandler {
     /// The exact cache's answers, tried first; nil without an exact cache.
     let fastPath: FastPath?
 
+    /// With tracing on, the request's sampling is decided first: a sampled request goes to the router, whose
+    /// ``TraceMiddleware`` records its server span; an unsampled one may be answered by the fast path as always
+    /// (docs/architecture.md, "Traces and the fast path"). With tracing off, one nil check.
     public func inspect(_ head: RequestHead) -> HeadDecision {
-        fastPath?.inspect(head) ?? router.inspect(head)
+        guard let tracer = router.tracer else { return fastPath?.inspect(head) ?? router.inspect(head) }
+        let decision = Router.decide(head, tracer)
+        if decision.isSampled { return router.inspect(head, trace: decision) }
+        return fastPath?.inspect(head) ?? router.inspect(head, trace: decision)
     }
 
     public func completed(_ record: ExchangeRecord) {

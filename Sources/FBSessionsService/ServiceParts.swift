@@ -4,6 +4,7 @@ import FBSessionsGraph
 import FBSessionsStorage
 import Foundation
 import Support
+import Tracing
 
 /// What the service is built from besides its database: the settings, the documents it serves, where its logs go,
 /// and the few parts a test swaps. Each part defaults to what the settings say, so `fbsessiond serve` sets none of
@@ -49,6 +50,9 @@ public struct ServiceParts: Sendable {
     public var extraRoutes: [Route] = []
     /// The clock of the API keys' rate limits, in seconds (tests move it by hand). Default: a monotonic one.
     public var rateLimitClock: @Sendable () -> Double = RateLimiter.monotonicSeconds
+    /// Where spans go when the settings turn tracing on; nil (default): OTLP/HTTP to the configured endpoint. Tests
+    /// give an in-memory exporter.
+    public var spanExporter: (any SpanExporter)?
 
     /// The parts `settings` describe.
     ///

@@ -2,6 +2,7 @@ import FBSessionsAPI
 import FBSessionsCore
 import GraphVersions
 import Support
+import Tracing
 
 /// The stores and outside services the routes reach, as ports: PostgreSQL, Graph and Limited Login when
 /// ``ServiceAssembly`` wires them, in-memory stand-ins in route tests.
@@ -73,7 +74,10 @@ public struct ServiceRoutes: Sendable {
     ///   - parts: Settings, documents, loggers and the parts tests tune.
     ///   - ports: The stores and outside services.
     ///   - metrics: Where the parts count (`/metrics` serves it).
-    public init(_ parts: ServiceParts, ports: ServicePorts, metrics: MetricsRegistry = MetricsRegistry()) {
+    ///   - tracer: Makes the requests' server spans; nil when tracing is off.
+    public init(
+        _ parts: ServiceParts, ports: ServicePorts, metrics: MetricsRegistry = MetricsRegistry(), tracer: Tracer? = nil
+    ) {
         let settings = parts.settings
         let sessions = SessionService(
             store: ports.sessionStore, graph: ports.graph, apps: ports.apps, policy: .init(settings: settings),
@@ -121,7 +125,8 @@ public struct ServiceRoutes: Sendable {
         self.limiter = limiter
         router = Router(
             routes: APIRoutes.all(services) + parts.extraRoutes, keys: ports.keys,
-            observer: Observer(metrics: metrics, logger: httpLogger), middleware: [RateLimitCheck(limiter)])
+            observer: Observer(metrics: metrics, logger: httpLogger), middleware: [RateLimitCheck(limiter)],
+            tracer: tracer)
     }
 
     /// The picture service `parts` describe over a store and a fetcher, with a single flight (and memory) of its

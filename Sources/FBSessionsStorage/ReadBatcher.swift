@@ -3,6 +3,7 @@ import Foundation
 import InlineExecutor
 import Postgres
 import Support
+import Tracing
 
 /// Coalesces concurrent reads of one kind into one statement (docs/caching.md, "Batched reads").
 ///
@@ -41,6 +42,8 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: Sendable {
     private struct Read: Sendable {
         let item: Item
         let continuation: CheckedContinuation<Answer, any Error>
+        /// The span of the traced request that asked, if any: the batch's span hangs under the first.
+        let parent: SpanContext?
     }
 
     private typealias Queue = WaiterQueue<Read>
@@ -61,6 +64,8 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: Sendable {
     /// How long one read may take in all; nil when the pool sets no statement deadline.
     private let readTimeout: Duration?
     private let state: Locked<State>
+    /// Makes a `postgresql batch` span for a batch that served a traced request; nil when tracing is off.
+    private let tracer: Tracer?
 
     /// Creates a batcher.
     ///
@@ -84,6 +89,7 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: Sendable {
         self.readTimeout =
             readTimeout ?? configuration.connectionOptions.callTimeout.map { configuration.acquireTimeout + $0 }
         self.fetch = fetch
+        self.tracer = database.tracer
     }
 
     /// Statements run and items answered so far.
@@ -93,9 +99,10 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: Sendable {
     func load(_ item: Item) async throws -> Answer {
         let id = state.withLock { $0.queue.register() }
         let deadline = readTimeout.map { ContinuousClock.now + $0 }
+        let parent = tracer == nil ? nil : Tracer.current?.context
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Answer, any Error>) in
-                enqueue(id, Read(item: item, continuation: continuation), deadline: deadline)
+                enqueue(id, Read(item: item, continuation: continuation, parent: parent), deadline: deadline)
             }
         } onCancel: {
             cancel(id)
@@ -169,8 +176,11 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: Sendable {
     private func startBatches() {
         pool.submit({ [self] connection in
             while let batch = nextBatch() {
+                let span = tracer.flatMap { Self.span(of: batch, $0) }
+                defer { span?.end() }
                 do {
                     let answers = try fetch(connection, batch.map(\.payload.item))
+                    span?.end()
                     let claimed = claim(batch)
                     // On the pool thread, no lock held: each waiter's handler goes on here at once.
                     InlineTaskExecutor.runsResumedTasksHere {
@@ -180,6 +190,8 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: Sendable {
                         }
                     }
                 } catch {
+                    span?.setError("database error")
+                    span?.end()
                     fail(batch, with: Self.map(error))
                     // The connection may be broken: give it back to the pool (which replaces it) and go on
                     // with what is queued on a fresh checkout.
@@ -193,6 +205,20 @@ final class ReadBatcher<Item: Sendable, Answer: Sendable>: Sendable {
             fail(batch, with: Self.map(error))
             if !batch.isEmpty, keepsSlot() { startBatches() }
         })
+    }
+
+    /// The span of a batch that serves at least one traced request: a child of the first such request's span, with
+    /// links to the others', and the number of requests served (`db.operation.batch.size`).
+    private static func span(of batch: [Queue.Waiter], _ tracer: Tracer) -> Span? {
+        guard let first = batch.firstIndex(where: { $0.payload.parent != nil }), let parent = batch[first].payload.parent
+        else { return nil }
+        let span = tracer.child("postgresql batch", of: parent)
+        span.set("db.system.name", "postgresql")
+        span.set("db.operation.batch.size", batch.count)
+        for waiter in batch[(first + 1)...] {
+            if let other = waiter.payload.parent, other != parent { span.addLink(other) }
+        }
+        return span
     }
 
     /// After a failed batch: keeps the batch slot (true) when more waits, else frees it.

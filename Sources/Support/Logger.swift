@@ -79,6 +79,10 @@ public struct Logger: Sendable {
         guard level >= self.level else { return }
         var merged = metadata
         for (key, value) in extra { merged[key] = value }
+        if let ids = LogTrace.currentIDs {
+            merged["trace_id"] = .string(ids.traceID)
+            merged["span_id"] = .string(ids.spanID)
+        }
         handler.write(LogRecord(time: Date(), level: level, label: label, message: message, metadata: merged))
     }
 
@@ -88,7 +92,7 @@ public struct Logger: Sendable {
     /// the code").
     public func log<Fields: LogFields>(_ level: Level, _ message: String, fields: Fields) {
         guard level >= self.level else { return }
-        guard metadata.isEmpty else {
+        guard metadata.isEmpty, !(LogTrace.isEnabled && LogTrace.current != nil) else {
             log(level, message, fields.metadata)
             return
         }

@@ -26,4 +26,19 @@ import Testing
             #expect(fields.metadata.count == 6)
         }
     }
+
+    /// A traced request's line has `span_id` and `trace_id` in their sorted places, the same both ways.
+    @Test func aTracedRequestsFieldsWriteTheDictionaryLineWithItsIDs() {
+        let record = ExchangeRecord(
+            requestID: "r1", method: "POST", route: "/v1/sessions", status: 201, duration: 0.25, outcome: .completed)
+        let time = Date(timeIntervalSince1970: 1_796_000_000.5)
+        let prefix = LogRecord(time: time, level: .info, label: "http", message: "request", metadata: [:]).jsonLine.dropLast()
+        let fields = RequestLogFields(
+            record: record, route: "/v1/sessions", trace: ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"))
+        let line = prefix + (fields.jsonFieldsText() ?? "overflow") + "}"
+        let expected = LogRecord(time: time, level: .info, label: "http", message: "request", metadata: fields.metadata)
+        #expect(line == expected.jsonLine)
+        #expect(fields.metadata["trace_id"] == .string("4bf92f3577b34da6a3ce929d0e0e4736"))
+        #expect(line.contains(#""span_id":"00f067aa0ba902b7","status":201,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}"#))
+    }
 }

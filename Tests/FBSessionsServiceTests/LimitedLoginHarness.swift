@@ -11,6 +11,7 @@ import HTTPServer
 import Postgres
 import Support
 import TestSupport
+import Tracing
 
 /// Limited Login end to end: a ``SessionHarness`` (its emulator plays Limited Login's Facebook too: key set,
 /// tokens, uninstall) whose signing-key cache runs on a ``ManualClock``, so tests decide when its one-a-minute
@@ -31,9 +32,10 @@ final class LimitedLoginHarness: Sendable {
     var emulator: Emulator { base.emulator }
     var facebookAppID: String { base.facebookApp.id }
 
-    init(nonceLifetime: Double = 600, keyPolicy: SigningKeyCache.Policy = .init(), fetchTimeout: Duration = .seconds(2))
-        async throws
-    {
+    init(
+        nonceLifetime: Double = 600, keyPolicy: SigningKeyCache.Policy = .init(), fetchTimeout: Duration = .seconds(2),
+        spanExporter: InMemorySpanExporter? = nil
+    ) async throws {
         let clock = ManualClock()
         self.clock = clock
         base = try await SessionHarness { parts in
@@ -42,6 +44,10 @@ final class LimitedLoginHarness: Sendable {
             parts.limitedLogin.nonceLifetime = nonceLifetime
             parts.limitedLoginClient.timeout = fetchTimeout
             parts.pictures.urlExpiryMargin = 0
+            if let spanExporter {
+                parts.settings.tracing = TracingServiceTests.inMemoryTracing
+                parts.spanExporter = spanExporter
+            }
         }
         guard let keys = base.service.routes.signingKeys, let limited = base.service.routes.limitedLogin else {
             throw TestSetupError("the service has no Limited Login")

@@ -10,6 +10,7 @@ import HTTPServer
 import Postgres
 import Support
 import TestSupport
+import Tracing
 
 /// The picture route end to end: the Graph emulator over real HTTP (its CDN, or a scripted peer standing in for a
 /// hostile one), a fresh database, and the service on a real socket with a ``PictureService`` configured per test.
@@ -26,6 +27,8 @@ final class PictureHarness: Sendable {
         var fetchTimeout = 3.0
         var ttl = 3600.0
         var memory = true
+        /// Turns tracing on, with spans kept here.
+        var spanExporter: InMemorySpanExporter?
     }
 
     let emulator: Emulator
@@ -68,6 +71,10 @@ final class PictureHarness: Sendable {
             ttl: options.ttl, limits: PictureFetchLimits(maxBytes: options.maxBytes, timeout: options.fetchTimeout),
             graphTimeout: 3)
         parts.keepsPicturesInMemory = options.memory
+        if let exporter = options.spanExporter {
+            parts.settings.tracing = TracingServiceTests.inMemoryTracing
+            parts.spanExporter = exporter
+        }
         service = try ServiceAssembly(parts, database: .test(pool: pool, url: databaseURL, keyring: keyring))
         guard let pictures = service.routes.pictures else { throw TestSetupError("the service has no pictures") }
         self.pictures = pictures

@@ -1,5 +1,6 @@
 import FBSessionsCore
 import HTTPServer
+import Tracing
 
 /// A step between the router and a route's handler: it sees the request's context before the handler and the
 /// response (or error) after it, and calls `next` to go on, or answers (or throws) itself to stop.
@@ -32,6 +33,7 @@ public struct KeyCheck: Middleware {
         guard let presented = context.presentedKey, let found = try await keys.lookup(presented) else {
             throw APIError.unauthorized
         }
+        context.span?.set("fbs.key_id", found.principal.key.id)
         var caller = found.principal
         // App and scopes from the cache; liveness from the database or the exact cache, which a revocation
         // committed anywhere empties first.
@@ -49,6 +51,7 @@ public struct KeyCheck: Middleware {
         }
         var context = context
         context.principal = caller
+        context.span?.set("fbs.key_id", caller.key.id)
         return try await next(context)
     }
 }

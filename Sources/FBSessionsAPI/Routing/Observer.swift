@@ -19,6 +19,8 @@ public struct Observer: Sendable {
     private let latency: Histogram
     private let databaseUnavailable: CounterSeries
     private let series = SeriesCache()
+    /// The ids of traced requests' spans, for their request lines; nil when tracing is off (``Router`` sets it).
+    var traceLog: RequestTraceLog?
 
     /// Creates an observer that registers its metrics in `metrics`.
     public init(metrics: MetricsRegistry, logger: Logger) {
@@ -53,8 +55,9 @@ public struct Observer: Sendable {
         handles.requests.increment()
         handles.latency.observe(record.duration)
         let level: Logger.Level = (record.status ?? 500) >= 500 ? .warning : .info
+        let trace = traceLog?.take(record.requestID)
         guard level >= logger.level else { return }
-        logger.log(level, "request", fields: RequestLogFields(record: record, route: route))
+        logger.log(level, "request", fields: RequestLogFields(record: record, route: route, trace: trace))
     }
 
     /// Logs, at error level, an error no mapping knew (the client got 500 `internal_error` with this request id).
@@ -66,6 +69,11 @@ public struct Observer: Sendable {
         ]
         if let safe = error as? any SafelyDescribedError {
             metadata["error"] = .string(safe.safeDescription)
+        }
+        // Written after the request's span ended, outside its task: the ids come from the span's entry.
+        if let ids = traceLog?.peek(requestID) {
+            metadata["trace_id"] = .string(ids.traceID)
+            metadata["span_id"] = .string(ids.spanID)
         }
         logger.log(.error, "unexpected error", metadata)
     }
@@ -98,21 +106,29 @@ private final class SeriesCache: Sendable {
 }
 
 /// The request log line's fields, written straight into the line's bytes in sorted key order (`duration_ms`,
-/// `method`, `outcome`, `request_id`, `route`, `status`) with no dictionary. ``metadata`` is the same line as a
+/// `method`, `outcome`, `request_id`, `route`, `span_id`, `status`, `trace_id`; the two ids only for a traced
+/// request) with no dictionary. ``metadata`` is the same line as a
 /// dictionary, for loggers that keep records; a test checks that both give the same line.
 struct RequestLogFields: LogFields {
     let record: ExchangeRecord
     /// The route template, or `unmatched`.
     let route: String
+    /// The request's trace and span ids when it was traced.
+    var trace: (traceID: String, spanID: String)? = nil
 
     var durationMilliseconds: Double { (record.duration * 1e5).rounded() / 100 }
 
     var metadata: [String: Logger.Value] {
-        [
+        var fields: [String: Logger.Value] = [
             "request_id": .string(record.requestID), "method": .string(record.method), "route": .string(route),
             "status": record.status.map { .int($0) } ?? .string("none"),
             "duration_ms": .double(durationMilliseconds), "outcome": .string(record.outcome.rawValue),
         ]
+        if let trace {
+            fields["trace_id"] = .string(trace.traceID)
+            fields["span_id"] = .string(trace.spanID)
+        }
+        return fields
     }
 
     func appendJSON(to writer: inout LogLineWriter) {
@@ -131,11 +147,19 @@ struct RequestLogFields: LogFields {
         writer.quoted(record.requestID)
         writer.raw(#","route":"#)
         writer.quoted(route)
+        if let trace {
+            writer.raw(#","span_id":"#)
+            writer.quoted(trace.spanID)
+        }
         writer.raw(#","status":"#)
         if let status = record.status {
             writer.int(status)
         } else {
             writer.raw(#""none""#)
+        }
+        if let trace {
+            writer.raw(#","trace_id":"#)
+            writer.quoted(trace.traceID)
         }
     }
 }

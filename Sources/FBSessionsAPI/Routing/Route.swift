@@ -1,6 +1,7 @@
 import FBSessionsCore
 import Foundation
 import HTTPServer
+import Tracing
 
 /// One operation of `openapi.yaml`: method, path template, the scope it needs, and its one handler.
 ///
@@ -57,6 +58,10 @@ public struct RouteContext: Sendable {
     public internal(set) var principal: Principal?
     /// The bearer key presented, as the router parsed it: for ``KeyCheck`` alone.
     let presentedKey: String?
+    /// The request's sampling decision, when tracing is on (``TraceMiddleware`` makes the server span of it).
+    var trace: TraceDecision?
+    /// The request's server span while it is served, when sampled: ``KeyCheck`` sets `fbs.key_id` on it.
+    var span: Span?
 
     /// A context; the principal is set by ``KeyCheck``.
     init(route: Route, request: Request, parameters: PathParameters, query: [(name: String, value: String)], presentedKey: String?) {

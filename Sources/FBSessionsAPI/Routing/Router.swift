@@ -2,6 +2,7 @@ import FBSessionsCore
 import Foundation
 import HTTPServer
 import Support
+import Tracing
 
 /// The API's ``RequestHandler``: finds the route, rejects early what needs no body read (404, 405, 415, 401 for a
 /// missing key), then runs the route's middleware and handler and maps what they throw to the contract's errors.
@@ -12,6 +13,8 @@ import Support
 public final class Router: RequestHandler, Sendable {
     private let endpoints: [Endpoint]
     private let observer: Observer
+    /// Makes the server spans; nil when tracing is off.
+    public let tracer: Tracer?
 
     /// For every path that is some route's whole template (no parameters: `/healthz`, `/v1/sessions`), what
     /// ``find(_:)`` sees for exactly that path: every route matching it, in order, made once.
@@ -22,9 +25,20 @@ public final class Router: RequestHandler, Sendable {
     private let endpointsBySegments: [Int: [Endpoint]]
 
     /// Creates a router over routes, each behind the ``KeyCheck`` of `keys`, then `middleware` (first is outermost;
-    /// it sees the caller: ``RateLimitCheck`` goes here), then the ``ScopeCheck``.
-    public init(routes: [Route], keys: any KeyStore, observer: Observer, middleware: [any Middleware] = []) {
-        let chain: [any Middleware] = [KeyCheck(keys: keys)] + middleware + [ScopeCheck()]
+    /// it sees the caller: ``RateLimitCheck`` goes here), then the ``ScopeCheck``. With a `tracer`, a
+    /// ``TraceMiddleware`` goes first of all, so that every request of a route with a scope, 401s included, has a
+    /// server span when sampled.
+    public init(
+        routes: [Route], keys: any KeyStore, observer: Observer, middleware: [any Middleware] = [], tracer: Tracer? = nil
+    ) {
+        var observer = observer
+        var chain: [any Middleware] = [KeyCheck(keys: keys)] + middleware + [ScopeCheck()]
+        if let tracer {
+            let log = RequestTraceLog()
+            observer.traceLog = log
+            chain.insert(TraceMiddleware(tracer: tracer, log: log), at: 0)
+        }
+        self.tracer = tracer
         let endpoints = routes.map { Endpoint(route: $0, middleware: chain) }
         self.endpoints = endpoints
         self.observer = observer
@@ -67,7 +81,20 @@ public final class Router: RequestHandler, Sendable {
     }
 
     /// Matches the route, and parses the bearer key, once: the responder it returns answers with what was matched.
+    /// With tracing on, the request's sampling is decided here.
     public func inspect(_ head: RequestHead) -> HeadDecision {
+        guard let tracer else { return inspect(head, trace: nil) }
+        return inspect(head, trace: Router.decide(head, tracer))
+    }
+
+    /// The sampling decision of a request: its `traceparent` continued, else the sampler's for a new trace.
+    public static func decide(_ head: RequestHead, _ tracer: Tracer) -> TraceDecision {
+        tracer.decide(traceparent: head.headers["traceparent"], tracestate: head.headers["tracestate"])
+    }
+
+    /// ``inspect(_:)`` with the sampling decision already made (the service's handler makes it before the fast path
+    /// sees the request, so that a sampled one comes here and is decided once).
+    public func inspect(_ head: RequestHead, trace: TraceDecision?) -> HeadDecision {
         switch find(head) {
         case .failure(let failure):
             return .reject(failure.error.response(requestID: head.requestID), route: failure.route)
@@ -82,21 +109,23 @@ public final class Router: RequestHandler, Sendable {
                 return .reject(APIError.unauthorized.response(requestID: head.requestID), route: route.path.description)
             }
             return .proceed(route: route.path.description) { [self] request in
-                respond(to: request, found: found, key: key)
+                respond(to: request, found: found, key: key, trace: trace)
             }
         }
     }
 
     /// The complete request, with the route ``inspect(_:)`` found and the key it parsed: the middleware and the
     /// handler on a task, or, for a route that answers at once and needs no key, the handler now.
-    private func respond(to request: Request, found: Found, key: String?) -> Reply {
+    private func respond(to request: Request, found: Found, key: String?, trace: TraceDecision?) -> Reply {
         guard let query = QueryString.parse(request.head.rawQuery) else {
             let error = APIError.invalid("The query string is not validly percent-encoded.")
             return .now(error.response(requestID: request.requestID))
         }
         let endpoint = found.endpoint
-        let context = RouteContext(
+        var made = RouteContext(
             route: endpoint.route, request: request, parameters: found.parameters, query: query, presentedKey: key)
+        made.trace = trace
+        let context = made
         if case .immediate(let handler) = endpoint.route.handler, endpoint.route.scope == nil {
             return .now(handler(context))
         }

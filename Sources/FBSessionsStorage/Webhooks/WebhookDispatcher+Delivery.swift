@@ -2,6 +2,7 @@ import FBSessionsCore
 import Foundation
 import Postgres
 import Support
+import Tracing
 
 extension WebhookDispatcher {
     /// A delivery claimed for one attempt, with what sending it needs.
@@ -109,8 +110,22 @@ extension WebhookDispatcher {
 
     /// Sends one claimed delivery and records the outcome.
     ///
+    /// With tracing on, each delivery sampled is the root of a trace of its own: a CLIENT span `webhook delivery`
+    /// (`server.address` the receiver's host, never its URL), whose `traceparent` the POST carries; recording the
+    /// outcome is its child. A root, not a child of the request that caused the event: deliveries are made later,
+    /// by another task, often for many requests' events at once (docs/operations.md, "Traces").
+    ///
     /// - Returns: Whether the receiver answered with a 2xx.
     func deliver(_ claim: Claim) async -> Bool {
+        guard let tracer, let span = tracer.root("webhook delivery") else { return await deliver(claim, span: nil) }
+        span.set("http.request.method", "POST")
+        if let host = URLComponents(string: claim.url)?.host { span.set("server.address", host) }
+        span.set("fbs.webhook_id", claim.webhookID)
+        defer { span.end() }
+        return await tracer.withSpan(span) { await deliver(claim, span: span) }
+    }
+
+    private func deliver(_ claim: Claim, span: Span?) async -> Bool {
         var metadata: [String: Logger.Value] = [
             "webhook_id": .string(claim.webhookID), "event_id": .string(String(claim.event.id)),
             "attempt": .int(claim.attempt),
@@ -118,11 +133,13 @@ extension WebhookDispatcher {
         let status: Int?
         let problem: String?
         do {
-            let (headers, body) = try request(for: claim)
+            var (headers, body) = try request(for: claim)
+            if let span { headers.append(("traceparent", TraceParent.header(for: span.context))) }
             let answer = try await transport.post(
                 url: claim.url, headers: headers, body: body, timeout: configuration.requestTimeout)
             status = answer
             problem = (200..<300).contains(answer) ? nil : "status \(answer)"
+            span?.set("http.response.status_code", answer)
         } catch let error as WebhookTransportError {
             if error.isCancellation || Task.isCancelled {
                 return false  // Stopping: the lease runs out and the delivery is retried.
@@ -136,6 +153,7 @@ extension WebhookDispatcher {
             status = nil
             problem = "the signing secret does not decrypt with FBS_ENCRYPTION_KEYS"
         }
+        if problem != nil { span?.setError("delivery failed") }
         let delay = configuration.retryDelay(afterAttempts: claim.attempt)
         do {
             try await record(claim, status: status, problem: problem, retryIn: delay)

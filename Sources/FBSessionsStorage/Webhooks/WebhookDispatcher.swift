@@ -2,6 +2,7 @@ import FBSessionsCore
 import Foundation
 import Postgres
 import Support
+import Tracing
 
 /// Delivers feed events to webhooks: at least once, one event per signed POST, retried with backoff.
 ///
@@ -27,6 +28,8 @@ public final class WebhookDispatcher: Sendable {
     let keyring: Keyring
     let transport: any WebhookTransport
     let logger: Logger
+    /// Makes a `webhook delivery` span per delivery (a trace of its own); nil when tracing is off.
+    let tracer: Tracer?
     private let signal = EventWaiters(maxWaiters: 16)
     /// The loop task, between ``start()`` and ``stop()``.
     private let task = Locked<Task<Void, Never>?>(nil)
@@ -45,10 +48,13 @@ public final class WebhookDispatcher: Sendable {
     ///   - logger: Where failures are logged (never a URL, secret or body).
     ///   - metrics: When given, registers the backlog's gauges and the attempts' counter
     ///     (``registerMetrics(in:backlog:)``).
+    ///   - tracer: Traces each delivery and sends its `traceparent`; nil when tracing is off.
     public init(
         database: Database, keyring: Keyring, transport: any WebhookTransport,
-        configuration: Configuration = Configuration(), logger: Logger, metrics: MetricsRegistry? = nil
+        configuration: Configuration = Configuration(), logger: Logger, metrics: MetricsRegistry? = nil,
+        tracer: Tracer? = nil
     ) {
+        self.tracer = tracer
         self.database = database
         self.keyring = keyring
         self.transport = transport
