@@ -9,9 +9,7 @@ the shared live stack (a migrated database, the Graph emulator, one `fbsessiond 
 
 Checks:
   - every `fbs_*` metric in alerts.yml and in dashboard.json has its `# TYPE` line on /metrics (a histogram's
-    `_bucket`, `_sum` and `_count` count as the family). Exactly two may be absent: `fbs_otel_exported_spans_total`
-    and `fbs_otel_dropped_spans_total`, which the tracing work adds; once /metrics has them they are checked like
-    the rest (so a renamed one fails then);
+    `_bucket`, `_sum` and `_count` count as the family);
   - a label matcher on a family that has samples names a label the family has; an exact value (`state="in_use"`)
     of a gauge is one of its series (a gauge renders all its series every time);
   - every `fbs_*` family on /metrics appears in some panel (the dashboard keeps up with new metrics);
@@ -36,7 +34,6 @@ import yaml
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 OBSERVABILITY = os.path.join(ROOT, "deploy", "observability")
 # Added by the tracing work (issue 40, part 1): allowed to be absent from /metrics until that is merged.
-NOT_YET = {"fbs_otel_exported_spans_total", "fbs_otel_dropped_spans_total"}
 SELECTOR = re.compile(r"\b(fbs_[a-z0-9_]+)\s*(\{[^}]*\})?")
 MATCHER = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
 SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? ")
@@ -109,8 +106,7 @@ def check_expressions(where, expressions, known):
         for metric, matchers in selectors(expression):
             family = family_of(metric, known)
             if family not in known:
-                if metric not in NOT_YET:
-                    missing.append(metric)
+                missing.append(metric)
                 continue
             series = known[family]["series"]
             if not series:
@@ -128,11 +124,7 @@ def check_expressions(where, expressions, known):
                 elif (operator == "=" and "$" not in value and known[family]["type"] == "gauge"
                       and not any(labels.get(label) == value for labels in series)):
                     bad_values.append(f"{metric}{{{label}=\"{value}\"}}")
-    referenced = {metric for expression in expressions for metric, _ in selectors(expression)}
-    absent = sorted((NOT_YET & referenced) - set(known))
-    detail = ", ".join(sorted(set(missing))) if missing else (
-        f"allowed absent until tracing is merged: {', '.join(absent)}" if absent else "")
-    check(f"{where}: every metric is on /metrics", not missing, detail)
+    check(f"{where}: every metric is on /metrics", not missing, ", ".join(sorted(set(missing))))
     check(f"{where}: every label matcher names a label of its metric", not bad_labels,
           ", ".join(sorted(set(bad_labels))))
     check(f"{where}: every exact gauge or bucket value is a series", not bad_values, ", ".join(sorted(set(bad_values))))
