@@ -35,6 +35,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         self.fields = elements.map { Field(name: $0.0, value: $0.1) }
     }
 
+    /// Makes room for `capacity` fields in all.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     /// The number of fields.
     public var count: Int { fields.count }
 

@@ -29,6 +29,8 @@ public struct Response: Sendable {
     /// A response with a JSON body that is already encoded.
     public static func json(status: Int, body: [UInt8], headers: HTTPHeaders = [:]) -> Response {
         var headers = headers
+        // Room for what a middleware adds (a limited key's two rate-limit fields) without growing twice.
+        headers.reserveCapacity(headers.count + 3)
         headers.replace("Content-Type", with: "application/json")
         return Response(status: status, headers: headers, body: body)
     }

@@ -1,4 +1,4 @@
-import FBSessionsAPI
+@testable import FBSessionsAPI
 import FBSessionsCore
 import FBSessionsService
 import Foundation
@@ -69,6 +69,21 @@ import TestSupport
         let full = try #require(limiter.admit(caller))
         #expect(full.allowed && full.remaining == 7)
         #expect(full.stateField == #""default";r=7;t=1"#)
+    }
+
+    @Test func theFieldsAreWrittenDigitByDigitForEveryNumberOfDigits() {
+        // The RateLimit field is written byte by byte: numbers of one digit, of several, with zeros inside, and the
+        // largest a limit allows, each as decimal text.
+        let limiter = RateLimiter(clock: { 0 })
+        for (limit, remaining) in [(1, 1), (5, 9), (50, 99), (1_000_000, 1_999_999), (10_000, 19_999)] {
+            let verdict = limiter.take(keyID: "key_\(limit)", limit: limit)
+            #expect(verdict.stateField == "\"default\";r=\(remaining);t=1")
+            #expect(verdict.policyField == "\"default\";q=\(2 * limit);w=2")
+        }
+        let zero = RateLimitVerdict(limit: 3, allowed: false, tokens: 0.25)
+        #expect(zero.stateField == #""default";r=0;t=2"#)
+        let wide = RateLimitVerdict(limit: 1, allowed: true, tokens: 1_000_000_007)
+        #expect(wide.stateField == #""default";r=1000000007;t=0"#)
     }
 
     @Test func theFieldsSayWhatIsLeftAndWhenTheBucketIsFull() throws {

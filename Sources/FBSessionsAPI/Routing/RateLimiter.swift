@@ -135,7 +135,32 @@ public struct RateLimitVerdict: Sendable, Equatable {
         max(1, Int(((1 - tokens) / Double(limit)).rounded(.up)))
     }
 
-    public var stateField: String { "\"default\";r=\(remaining);t=\(reset)" }
+    /// `RateLimit`: the requests left now and the seconds until the bucket is full, `"default";r=R;t=T`. Written
+    /// byte by byte into the string's one allocation: it is made for every answer to a limited key, and string
+    /// interpolation cost several times as much (docs/performance.md, "Rate limits").
+    public var stateField: String {
+        String(unsafeUninitializedCapacity: 48) { bytes in
+            var count = 0
+            func append(_ text: StaticString) {
+                text.withUTF8Buffer { for byte in $0 { bytes[count] = byte; count += 1 } }
+            }
+            func append(_ number: Int) {
+                let start = count
+                var rest = number
+                repeat {
+                    bytes[count] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    count += 1
+                    rest /= 10
+                } while rest > 0
+                bytes[start..<count].reverse()
+            }
+            append("\"default\";r=")
+            append(remaining)
+            append(";t=")
+            append(reset)
+            return count
+        }
+    }
 
     /// Adds `RateLimit-Policy` and `RateLimit`.
     public func addFields(to headers: inout HTTPHeaders) {
