@@ -107,6 +107,43 @@ class Stack:
         self.processes.append(process)
         return process
 
+    def start_service(self, env, log_name):
+        """Another `fbsessiond serve` on the stack's database and emulator, on a port of its own, with `env` over
+        the stack's settings and its output in WORK/LOG_NAME (kept with the other logs). Returns (process, url)
+        once /readyz answers; `stop()` stops it with the rest, `stop_process` before."""
+        port = free_port()
+        url = "http://127.0.0.1:%d" % port
+        settings = dict(self.env, FBS_LISTEN="127.0.0.1:%d" % port, FBS_PUBLIC_URL=url)
+        settings.update(env)
+        with open(os.path.join(self.work, log_name), "ab") as output:
+            process = subprocess.Popen([self.binary, "serve"], cwd=ROOT, env=settings, stdout=output, stderr=output,
+                                       preexec_fn=os.setsid)
+        self.processes.append(process)
+        deadline = time.time() + 60
+        while time.time() < deadline and process.poll() is None:
+            try:
+                with urllib.request.urlopen(url + "/readyz", timeout=2) as answer:
+                    if answer.status == 200:
+                        return process, url
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("the extra service did not become ready (log: %s)" % log_name)
+
+    @staticmethod
+    def stop_process(process, seconds=15):
+        """SIGTERM to a started process's group, SIGKILL after `seconds`. Returns whether SIGTERM was enough."""
+        if process.poll() is not None:
+            return True
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=seconds)
+            return True
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return False
+
     def run_command(self, arguments, env=None, check=True):
         """Runs `fbsessiond ARGUMENTS` to completion; returns stdout (stderr goes to the service log)."""
         with open(os.path.join(self.work, "commands.log"), "ab") as errors:

@@ -164,13 +164,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                  "content_encoding": self.headers.get("Content-Encoding", ""), "bytes": len(raw), "mode": self.mode}
         if self.mode == "hang":
             entry["status"] = None
-            self.recorder.request(entry)
+            self.recorder.request(entry, raw)
             Handler.stopping.wait()  # never answer; the connection closes when the receiver stops
             self.close_connection = True
             return
         if self.mode == "fail503":
             entry["status"] = 503
-            self.recorder.request(entry)
+            self.recorder.request(entry, raw)
             self.answer(503, b"collector unavailable\n", "text/plain")
             return
         if self.path.split("?", 1)[0] != TRACES_PATH:
