@@ -3,7 +3,7 @@
 Starts what scripts/test-system starts, with the same shell functions (scripts/lib.sh): a throwaway PostgreSQL
 cluster, the Graph emulator (`fbsessiond graph-emulator`), `migrate`, the emulator's demo app and an API key with
 every scope, then `fbsessiond serve` with its stderr in a file. `Stack.stop()` (or leaving the `with` block)
-stops them and removes the cluster.
+stops them and removes the cluster. The binary is `binary`, else $FBSESSIOND, else the debug build.
 
 The key, the encryption key and the app secret are kept in memory and in files under the stack's directory
 (mode 0700); nothing here prints them.
@@ -47,7 +47,7 @@ def sh_lib(command):
 
 class Stack:
     def __init__(self, env=None, binary=None, log_level="info", name="livestack"):
-        self.binary = binary or os.path.join(ROOT, ".build/debug/fbsessiond")
+        self.binary = binary or os.environ.get("FBSESSIOND") or os.path.join(ROOT, ".build/debug/fbsessiond")
         if not os.access(self.binary, os.X_OK):
             raise SystemExit("build first: swift build (no %s)" % self.binary)
         self.part = transcript.part(name)

@@ -29,7 +29,7 @@ Modes, for fault tests of an exporter:
   discard  read the body, answer 200, record nothing and decode nothing (a cheap sink for benchmarks)
 
 SIGTERM or SIGINT stops it; every line is flushed as it is written, so the files are complete at any time.
-Uses only the standard library besides opentelemetry-proto and its protobuf.
+Uses only the standard library besides opentelemetry-proto and its protobuf (which discard mode does not need).
 """
 
 import argparse
@@ -41,20 +41,31 @@ import signal
 import sys
 import threading
 
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
-from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
-
 TRACES_PATH = "/v1/traces"
 PROTOBUF = "application/x-protobuf"
 # The largest body accepted: far above any batch of the service's (512 spans of a few hundred bytes each).
 MAX_BODY = 64 * 1024 * 1024
-# Span.SpanKind and Status.StatusCode names without their prefixes (SPAN_KIND_SERVER -> SERVER).
-KINDS = {value: name.replace("SPAN_KIND_", "") for name, value in Span.SpanKind.items()}
-STATUS_CODES = {value: name.replace("STATUS_CODE_", "") for name, value in Status.StatusCode.items()}
+# An ExportTraceServiceResponse with no field set (no partial_success) encodes to no bytes at all: what discard
+# mode answers, without the protobuf classes, so that the benchmark's sink runs on a Python with none installed.
+EMPTY_RESPONSE = b""
+# Filled by load_protocol(): the generated classes, and Span.SpanKind and Status.StatusCode names without their
+# prefixes (SPAN_KIND_SERVER -> SERVER).
+ExportTraceServiceRequest = ExportTraceServiceResponse = DecodeError = None
+KINDS = {}
+STATUS_CODES = {}
+
+
+def load_protocol():
+    """Imports opentelemetry-proto's generated classes (every mode but discard needs them)."""
+    global ExportTraceServiceRequest, ExportTraceServiceResponse, DecodeError
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+        ExportTraceServiceResponse,
+    )
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+    KINDS.update({value: name.replace("SPAN_KIND_", "") for name, value in Span.SpanKind.items()})
+    STATUS_CODES.update({value: name.replace("STATUS_CODE_", "") for name, value in Status.StatusCode.items()})
 
 
 def any_value(value):
@@ -158,7 +169,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         raw = self.rfile.read(int(length))
         if self.mode == "discard":
-            self.answer(200, ExportTraceServiceResponse().SerializeToString())
+            self.answer(200, EMPTY_RESPONSE)
             return
         entry = {"path": self.path, "content_type": self.headers.get("Content-Type", ""),
                  "content_encoding": self.headers.get("Content-Encoding", ""), "bytes": len(raw), "mode": self.mode}
@@ -233,6 +244,8 @@ def main():
     if options.mode != "discard" and not options.out:
         parser.error("--out is needed unless --mode discard")
 
+    if options.mode != "discard":
+        load_protocol()
     Handler.mode = options.mode
     Handler.recorder = Recorder(options.out, options.keep_bodies)
     server = Server(("127.0.0.1", options.port), Handler)

@@ -70,10 +70,10 @@ def sample_request():
 class Receiver:
     """The receiver as a process, in a temporary directory."""
 
-    def __init__(self, mode="ok", keep_bodies=False):
+    def __init__(self, mode="ok", keep_bodies=False, python=(sys.executable,)):
         self.directory = tempfile.mkdtemp(prefix="fbs-otlp-test.")
         port_file = os.path.join(self.directory, "port")
-        arguments = [sys.executable, RECEIVER, "--out", os.path.join(self.directory, "out"), "--mode", mode,
+        arguments = [*python, RECEIVER, "--out", os.path.join(self.directory, "out"), "--mode", mode,
                      "--port-file", port_file]
         if keep_bodies:
             arguments.append("--keep-bodies")
@@ -182,6 +182,13 @@ class ReceiverTests(unittest.TestCase):
         self.assertEqual(status, 200)
         ExportTraceServiceResponse().ParseFromString(answer)
         self.assertEqual(receiver.lines("spans.jsonl") + receiver.lines("requests.jsonl"), [])
+
+    def test_discard_needs_no_protobuf(self):
+        # -S: no site-packages, so neither opentelemetry-proto nor protobuf (bench/run's sink runs on such a Python).
+        receiver = self.start(mode="discard", python=(sys.executable, "-S"))
+        status, _, answer = receiver.post(sample_request().SerializeToString())
+        self.assertEqual((status, answer), (200, b""))
+        ExportTraceServiceResponse().ParseFromString(answer)
 
 
 if __name__ == "__main__":
