@@ -12,8 +12,10 @@ OTLP/HTTP export to tools/otel/receiver.py, which decodes every request with ope
 2. A status call with `traceparent` flags 00 under `parentbased_always_on` makes no span at all (a sampled call
    after it does, so the export ran).
 3. The webhook that the login's event goes to receives a `traceparent` naming an exported `webhook delivery` span.
-4. No exported span, and no byte of any request the receiver got, holds a token, the API key or its secret part,
-   the app secret, the webhook secret or an appsecret_proof; the receiver refused nothing (every body decoded).
+4. No exported span, no byte of any request the receiver got and no line of the service's logs holds a token,
+   the API key or its secret part, the app secret, the webhook secret, an appsecret_proof or the collector
+   credential; the receiver refused nothing (every body decoded, every request carried the credential that
+   OTEL_EXPORTER_OTLP_HEADERS names, as a collector behind an authenticating proxy wants).
 5. Faults: a service exporting to a receiver that hangs, one that answers 503 and a port where nothing listens
    answers 200 status calls in a row, each under a bound that a blocking export would break, with a median close
    to the healthy service's, and its `fbs_otel_dropped_spans_total` rises; it stops on SIGTERM.
@@ -29,6 +31,7 @@ Prints PASS/FAIL per assertion; exits 1 on any failure. Prints no secret.
 
 import argparse
 import base64
+import glob
 import http.server
 import json
 import os
@@ -279,13 +282,13 @@ def webhook(checks, receiver):
 
 
 def no_secrets(checks, receivers, secrets, extra_texts):
-    """Part 4: no secret in any form in what the receivers got, nor in the rendered tree; nothing refused."""
+    """Part 4: no secret in any form in what the receivers got, nor in `extra_texts`; nothing refused."""
     texts = [(receiver.mode, receiver.raw_text()) for receiver in receivers] + extra_texts
     findings = sorted({"%s in %s" % (kind, where) for kind, value in secrets.items() if value
                        for where, text in texts for form in forms(value) if form in text})
     size = sum(len(text) for _, text in texts)
     spans = sum(len(receiver.spans()) for receiver in receivers)
-    checks.check("no secret in the exported spans or request bodies", spans > 0 and not findings,
+    checks.check("no secret in the exported spans, request bodies or service logs", spans > 0 and not findings,
                  "%d secrets searched in %d spans, %d KiB" % (len(secrets), spans, size // 1024) if not findings
                  else "found: %s" % ", ".join(findings))
     refused = [entry for receiver in receivers for entry in receiver.failures()]
@@ -362,13 +365,17 @@ def main():
     started = time.monotonic()
     checks = Checks()
     work = tempfile.mkdtemp(prefix="fbs-traces.")
-    receiver = otlp.Receiver(os.path.join(work, "receiver-ok"))
+    # The collector's credential, sent by the exporter as OTEL_EXPORTER_OTLP_HEADERS says: a secret like any other.
+    credential = base64.urlsafe_b64encode(os.urandom(24)).decode().rstrip("=")
+    transcript.note("otlp exporter header", credential)
+    receiver = otlp.Receiver(os.path.join(work, "receiver-ok"), header=("x-collector-key", credential))
     receivers = [receiver]
     stack = None
     tree = None
     try:
         stack = livestack.Stack(binary=options.binary, name="traces", env=dict(
             EXPORT, OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url, OTEL_TRACES_SAMPLER="parentbased_always_on",
+            OTEL_EXPORTER_OTLP_HEADERS="x-collector-key=" + credential,
             OTEL_RESOURCE_ATTRIBUTES="deployment.environment.name=test"))
         key_id = stack.key.split("_")[1]
         hooks = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hooks)
@@ -381,7 +388,7 @@ def main():
         session_id, tree, user_token = login_tree(checks, receiver, stack, key_id)
         secrets = {"user token (short-lived)": user_token, "api key": stack.key, "api key secret part": stack.key.split("_", 2)[-1],
                    "app secret": livestack.DEMO_APP_SECRET, "webhook secret": webhook_secret,
-                   "encryption key": stack.encryption_key}
+                   "encryption key": stack.encryption_key, "collector credential": credential}
         if session_id:
             status, _, grant, _ = call(stack.url, "GET", "/v1/sessions/%s/token" % session_id, stack.key)
             if status == 200:
@@ -400,7 +407,11 @@ def main():
             os.makedirs(os.path.dirname(os.path.abspath(options.out)), exist_ok=True)
             with open(options.out, "w") as output:
                 output.write(tree)
-        no_secrets(checks, receivers, secrets, [("the rendered tree", tree or "")])
+        logs = []
+        for path in sorted(glob.glob(os.path.join(stack.work, "*.log"))):
+            with open(path, encoding="latin-1") as log:
+                logs.append((os.path.basename(path), log.read()))
+        no_secrets(checks, receivers, secrets, [("the rendered tree", tree or "")] + logs)
     finally:
         for each in receivers:
             each.stop()

@@ -20,16 +20,21 @@ RECEIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "receiver.py
 
 
 class Receiver:
-    """receiver.py in `mode`, writing into DIRECTORY/out, its raw bodies kept (for the secrets scan)."""
+    """receiver.py in `mode`, writing into DIRECTORY/out, its raw bodies kept (for the secrets scan). With
+    `header` (name, value), it refuses requests without that header and value (--require-header)."""
 
-    def __init__(self, directory, mode="ok", keep_bodies=True):
+    def __init__(self, directory, mode="ok", keep_bodies=True, header=None):
         os.makedirs(directory, exist_ok=True)
         self.mode = mode
         self.out = os.path.join(directory, "out")
         arguments = [sys.executable, RECEIVER, "--mode", mode, "--out", self.out]
         if keep_bodies:
             arguments.append("--keep-bodies")
-        self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, text=True)
+        environment = dict(os.environ)
+        if header:
+            arguments += ["--require-header", header[0]]
+            environment["OTLP_RECEIVER_HEADER_VALUE"] = header[1]
+        self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, text=True, env=environment)
         first = self.process.stdout.readline().split()
         if len(first) != 2 or first[0] != "port":
             self.process.kill()

@@ -2,6 +2,7 @@
 """A small OpenTelemetry collector for tests: an OTLP/HTTP trace receiver that decodes what it is sent.
 
     receiver.py [--port 0] [--port-file FILE] [--out DIR] [--mode ok|fail503|hang|discard] [--keep-bodies]
+                [--require-header NAME]
 
 It listens on 127.0.0.1 only (port 0: any free port), prints `port N` on its first line of output and writes N
 to --port-file when given. Each POST to /v1/traces with `Content-Type: application/x-protobuf` (gzip allowed, as
@@ -22,6 +23,10 @@ INTERNAL, PRODUCER, CONSUMER or UNSPECIFIED), start_ns, end_ns, status {code: UN
 attributes (flat: key -> value; arrays as lists, key-value lists as objects, bytes as hex), events, links
 (trace_id, span_id, attributes), trace_state, flags, resource (its attributes), scope {name, version}.
 
+--require-header NAME makes it a collector that wants a credential, as one behind an authenticating proxy does:
+each request must carry header NAME with the value of the environment variable OTLP_RECEIVER_HEADER_VALUE (never
+on the command line), else it is refused with 401 and recorded as a failure (the value is never written).
+
 Modes, for fault tests of an exporter:
   ok       decode, record, answer 200 (the default)
   fail503  read the body, record the request, answer 503 Service Unavailable (a collector that is overloaded)
@@ -34,6 +39,7 @@ Uses only the standard library besides opentelemetry-proto and its protobuf (whi
 
 import argparse
 import gzip
+import hmac
 import http.server
 import json
 import os
@@ -160,6 +166,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     server_version = "fbs-otlp-receiver"
     mode = "ok"
     recorder = None
+    required_header = None  # (name, value) with --require-header
     stopping = threading.Event()
 
     def do_POST(self):
@@ -184,6 +191,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.recorder.request(entry, raw)
             self.answer(503, b"collector unavailable\n", "text/plain")
             return
+        if self.required_header is not None:
+            name, value = self.required_header
+            sent = self.headers.get(name)
+            if sent is None or not hmac.compare_digest(sent.encode(), value.encode()):
+                self.refuse(401, "header %s missing or wrong" % name, entry)
+                return
         if self.path.split("?", 1)[0] != TRACES_PATH:
             self.refuse(404, "not the traces path %s" % TRACES_PATH, entry)
             return
@@ -240,6 +253,8 @@ def main():
     parser.add_argument("--out", help="directory for spans.jsonl, requests.jsonl and bodies/ (none: record nothing)")
     parser.add_argument("--mode", choices=("ok", "fail503", "hang", "discard"), default="ok")
     parser.add_argument("--keep-bodies", action="store_true")
+    parser.add_argument("--require-header", metavar="NAME",
+                        help="refuse requests without NAME: $OTLP_RECEIVER_HEADER_VALUE")
     options = parser.parse_args()
     if options.mode != "discard" and not options.out:
         parser.error("--out is needed unless --mode discard")
@@ -247,6 +262,11 @@ def main():
     if options.mode != "discard":
         load_protocol()
     Handler.mode = options.mode
+    if options.require_header:
+        value = os.environ.get("OTLP_RECEIVER_HEADER_VALUE")
+        if not value:
+            parser.error("--require-header needs OTLP_RECEIVER_HEADER_VALUE in the environment")
+        Handler.required_header = (options.require_header, value)
     Handler.recorder = Recorder(options.out, options.keep_bodies)
     server = Server(("127.0.0.1", options.port), Handler)
     port = server.server_address[1]

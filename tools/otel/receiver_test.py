@@ -70,14 +70,18 @@ def sample_request():
 class Receiver:
     """The receiver as a process, in a temporary directory."""
 
-    def __init__(self, mode="ok", keep_bodies=False, python=(sys.executable,)):
+    def __init__(self, mode="ok", keep_bodies=False, python=(sys.executable,), header=None):
         self.directory = tempfile.mkdtemp(prefix="fbs-otlp-test.")
         port_file = os.path.join(self.directory, "port")
         arguments = [*python, RECEIVER, "--out", os.path.join(self.directory, "out"), "--mode", mode,
                      "--port-file", port_file]
         if keep_bodies:
             arguments.append("--keep-bodies")
-        self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, text=True)
+        environment = dict(os.environ)
+        if header:
+            arguments += ["--require-header", header[0]]
+            environment["OTLP_RECEIVER_HEADER_VALUE"] = header[1]
+        self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, text=True, env=environment)
         first = self.process.stdout.readline().split()
         assert first[0] == "port", first
         self.port = int(first[1])
@@ -85,8 +89,9 @@ class Receiver:
             assert int(handle.read()) == self.port
         self.url = "http://127.0.0.1:%d" % self.port
 
-    def post(self, body, path="/v1/traces", content_type="application/x-protobuf", encoding=None, timeout=10):
-        headers = {"Content-Type": content_type}
+    def post(self, body, path="/v1/traces", content_type="application/x-protobuf", encoding=None, timeout=10,
+             extra=None):
+        headers = dict(extra or {}, **{"Content-Type": content_type})
         if encoding:
             headers["Content-Encoding"] = encoding
         request = urllib.request.Request(self.url + path, data=body, method="POST", headers=headers)
@@ -161,6 +166,17 @@ class ReceiverTests(unittest.TestCase):
         self.assertEqual([entry["status"] for entry in entries], [400, 415, 404, 400])
         self.assertTrue(all(entry.get("error") for entry in entries), entries)
         self.assertEqual(receiver.lines("spans.jsonl"), [])
+
+    def test_required_header(self):
+        receiver = self.start(header=("X-Collector-Key", "collector-credential-1"))
+        body = sample_request().SerializeToString()
+        self.assertEqual(receiver.post(body)[0], 401)
+        self.assertEqual(receiver.post(body, extra={"X-Collector-Key": "collector-credential-2"})[0], 401)
+        self.assertEqual(receiver.post(body, extra={"X-Collector-Key": "collector-credential-1"})[0], 200)
+        entries = receiver.lines("requests.jsonl")
+        self.assertEqual([entry["status"] for entry in entries], [401, 401, 200])
+        with open(os.path.join(receiver.directory, "out", "requests.jsonl")) as handle:
+            self.assertNotIn("collector-credential", handle.read())
 
     def test_fail503(self):
         receiver = self.start(mode="fail503")
