@@ -178,7 +178,8 @@ def render_tree(spans, root, incoming_parent):
 
 
 def login_tree(checks, receiver, stack, key_id):
-    """Part 1: the login with an incoming traceparent. Returns (session id, the rendered tree, the user token)."""
+    """Part 1: the login with an incoming traceparent. Returns (session id, the rendered tree, the user token,
+    the trace id)."""
     user, token = stack.user_token("Traced Login")
     trace_id, incoming_parent, traceparent = new_traceparent("01")
     status, head, session, _ = call(stack.url, "POST", "/v1/sessions", stack.key,
@@ -196,7 +197,7 @@ def login_tree(checks, receiver, stack, key_id):
                         "POST /v1/sessions in trace %s" % trace_id):
         names = sorted({span["name"] for span in receiver.spans()})
         print("  span names received: %s" % names)
-        return (session.get("id") if isinstance(session, dict) else None), None, token
+        return (session.get("id") if isinstance(session, dict) else None), None, token, trace_id
     # The children end before their parent: they are in its batch or an earlier one. Allow one more batch.
     time.sleep(0.5)
     spans = [span for span in receiver.spans() if span["trace_id"] == trace_id]
@@ -229,7 +230,8 @@ def login_tree(checks, receiver, stack, key_id):
                                         for span in database),
                  "%d such spans" % len(database))
     by_id = {span["span_id"]: span for span in spans}
-    loose = [span["name"] for span in spans if span is not root and span["parent_span_id"] not in by_id]
+    loose = [span["name"] for span in spans
+             if span["span_id"] != root["span_id"] and span["parent_span_id"] not in by_id]
     checks.check("every span of the trace hangs from the server span", not loose, "orphans: %s" % loose)
     outside = [span["name"] for span in spans if span["end_ns"] < span["start_ns"] or (
         span["parent_span_id"] in by_id and not (by_id[span["parent_span_id"]]["start_ns"] <= span["start_ns"]
@@ -241,7 +243,7 @@ def login_tree(checks, receiver, stack, key_id):
     traced = [line for line in lines if line.get("trace_id") == trace_id and line.get("span_id") == root["span_id"]]
     checks.check("log lines of the login carry trace_id and span_id", lines and len(traced) == len(lines),
                  "%d of %d lines with request_id %s" % (len(traced), len(lines), request_id))
-    return session.get("id"), render_tree(spans, root, incoming_parent), token
+    return session.get("id"), render_tree(spans, root, incoming_parent), token, trace_id
 
 
 def unsampled(checks, receiver, stack, session_id):
@@ -260,25 +262,39 @@ def unsampled(checks, receiver, stack, session_id):
                      status, status_marker, bool(arrived), quiet_spans))
 
 
-def webhook(checks, receiver):
-    """Part 3: each delivery's traceparent names an exported `webhook delivery` span."""
+def webhook(checks, receiver, login_trace):
+    """Part 3: every delivery's traceparent names an exported `webhook delivery` span."""
     delivered = wait_for(lambda: list(Hooks.received), 20, 0.2)
-    if not checks.check("the login's event was delivered to the webhook", bool(delivered),
+    if not checks.check("the login's events were delivered to the webhook", bool(delivered),
                         "%d deliveries" % len(Hooks.received)):
         return
-    headers, _ = delivered[0]
-    value = next((v for k, v in headers.items() if k.lower() == "traceparent"), None)
-    match = TRACEPARENT.match(value or "")
-    if not checks.check("the delivery carries a W3C traceparent", match is not None,
-                        "header %s" % ("absent" if value is None else "malformed: %r" % value)):
+    time.sleep(1.0)  # the other events of the login, delivered one by one
+    parents, problems = [], []
+    for headers, _ in list(Hooks.received):
+        value = next((v for k, v in headers.items() if k.lower() == "traceparent"), None)
+        match = TRACEPARENT.match(value or "")
+        if match is None:
+            problems.append("traceparent %s" % ("absent" if value is None else "malformed: %r" % value))
+        else:
+            parents.append(match.groups())
+    checks.check("every delivery carries a W3C traceparent", not problems,
+                 "%d deliveries" % len(parents) if not problems else "; ".join(problems))
+    if not parents:
         return
-    trace_id, span_id, flags = match.groups()
-    span = wait_for(lambda: next((s for s in receiver.spans() if s["span_id"] == span_id), None), 15)
-    checks.check("its traceparent is an exported webhook delivery span",
-                 span is not None and span["name"] == "webhook delivery" and span["kind"] == "CLIENT"
-                 and span["trace_id"] == trace_id and flags == "01",
-                 "flags %s; span %s" % (flags, "not exported" if span is None else "%s [%s]" % (
-                     span["name"], span["kind"])))
+    wanted = {span_id for _, span_id, _ in parents}
+    wait_for(lambda: wanted <= {s["span_id"] for s in receiver.spans()}, 15)
+    by_id = {span["span_id"]: span for span in receiver.spans() if span["span_id"] in wanted}
+    wrong = []
+    for trace_id, span_id, flags in parents:
+        span = by_id.get(span_id)
+        if span is None or span["name"] != "webhook delivery" or span["kind"] != "CLIENT" \
+                or span["trace_id"] != trace_id or flags != "01":
+            wrong.append("flags %s, span %s" % (flags, "not exported" if span is None else "%s [%s]" % (
+                span["name"], span["kind"])))
+    in_login = sum(1 for trace_id, _, _ in parents if trace_id == login_trace)
+    checks.check("each delivery's traceparent is an exported webhook delivery span (CLIENT, sampled)", not wrong,
+                 "%d spans, %d of them in the login's trace" % (len(by_id), in_login) if not wrong
+                 else "; ".join(wrong))
 
 
 def no_secrets(checks, receivers, secrets, extra_texts):
@@ -385,8 +401,9 @@ def main():
         webhook_secret = made.strip().splitlines()[-1]
         transcript.note("webhook secret", webhook_secret)
 
-        session_id, tree, user_token = login_tree(checks, receiver, stack, key_id)
-        secrets = {"user token (short-lived)": user_token, "api key": stack.key, "api key secret part": stack.key.split("_", 2)[-1],
+        session_id, tree, user_token, login_trace = login_tree(checks, receiver, stack, key_id)
+        secrets = {"user token (short-lived)": user_token, "api key": stack.key,
+                   "api key secret part": stack.key.split("_", 2)[-1],
                    "app secret": livestack.DEMO_APP_SECRET, "webhook secret": webhook_secret,
                    "encryption key": stack.encryption_key, "collector credential": credential}
         if session_id:
@@ -395,7 +412,7 @@ def main():
                 secrets.update({"user token (long-lived)": grant.get("access_token"),
                                 "appsecret_proof": grant.get("appsecret_proof")})
             unsampled(checks, receiver, stack, session_id)
-        webhook(checks, receiver)
+        webhook(checks, receiver, login_trace)
         exported = metric(stack.url, "fbs_otel_exported_spans_total")
         dropped = metric(stack.url, "fbs_otel_dropped_spans_total")
         checks.check("the healthy service counts exported spans and drops none",
@@ -408,7 +425,10 @@ def main():
             with open(options.out, "w") as output:
                 output.write(tree)
         logs = []
+        # The service's own logs and the commands' (the emulator's log is Facebook's side: it shows the app secret).
         for path in sorted(glob.glob(os.path.join(stack.work, "*.log"))):
+            if os.path.basename(path) == "emulator.log":
+                continue
             with open(path, encoding="latin-1") as log:
                 logs.append((os.path.basename(path), log.read()))
         no_secrets(checks, receivers, secrets, [("the rendered tree", tree or "")] + logs)

@@ -145,7 +145,8 @@ class ReceiverTests(unittest.TestCase):
         self.assertEqual(client["links"], [{"trace_id": TRACE_ID.hex(), "span_id": INCOMING_ID.hex(),
                                             "attributes": {"why": "l"}}])
         [entry] = receiver.lines("requests.jsonl")
-        self.assertEqual((entry["status"], entry["spans"], entry["bytes"], "error" in entry), (200, 2, len(body), False))
+        self.assertEqual((entry["status"], entry["spans"], entry["bytes"], "error" in entry),
+                         (200, 2, len(body), False))
         with open(os.path.join(receiver.directory, "out", "bodies", "000001.pb"), "rb") as kept:
             self.assertEqual(kept.read(), body)
 
