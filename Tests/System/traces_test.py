@@ -159,10 +159,10 @@ def render_tree(spans, root, incoming_parent):
     for span in spans:
         children.setdefault(span["parent_span_id"], []).append(span)
     origin = root["start_ns"]
-    lines = ["trace %s  (resource: %s)" % (root["trace_id"], ", ".join(
-        "%s=%s" % item for item in sorted(root["resource"].items()))),
-        "  scope: %s %s; the root's parent %s is the incoming traceparent's span" % (
-            root["scope"].get("name"), root["scope"].get("version"), incoming_parent)]
+    scope = " ".join(part for part in (root["scope"].get("name"), root["scope"].get("version")) if part)
+    lines = ["trace %s, scope %s; the root's parent %s is the incoming traceparent's span" % (
+        root["trace_id"], scope or "-", incoming_parent), "resource:"]
+    lines += ["    %s = %s" % (key, json.dumps(value)) for key, value in sorted(root["resource"].items())]
 
     def add(span, depth):
         lines.append("%s%s  [%s]  +%.1f ms, %.1f ms  span %s  status %s" % (
