@@ -19,6 +19,8 @@ OTLP/HTTP export to tools/otel/receiver.py, which decodes every request with ope
 5. Faults: a service exporting to a receiver that hangs, one that answers 503 and a port where nothing listens
    answers 200 status calls in a row, each under a bound that a blocking export would break, with a median close
    to the healthy service's, and its `fbs_otel_dropped_spans_total` rises; it stops on SIGTERM.
+6. Off without an endpoint: a service with the other OTEL_ variables but no endpoint sends nothing to
+   OpenTelemetry's default one (a receiver on 127.0.0.1:4318, when that port is free) and counts no export.
 
 The decoded login trace (tree, names, kinds, durations, attributes) is printed and written to --out (default
 .build/traces/login-trace.txt) for docs/operations.md. With the secrets transcript on (FBS_SECRETS_TRANSCRIPT_DIR),
@@ -66,6 +68,7 @@ FAULT_EXPORT = dict(EXPORT, OTEL_TRACES_SAMPLER="always_on", OTEL_BSP_SCHEDULE_D
                     OTEL_BSP_EXPORT_TIMEOUT="5000")
 FAULT_REQUESTS = 200
 REQUEST_BOUND = 1.0  # seconds: any one status call of a fault service; a blocked export would take 5 s
+DEFAULT_OTLP_PORT = 4318  # OTLP/HTTP's default port (the SDKs' default endpoint is http://localhost:4318)
 
 
 class Checks:
@@ -330,6 +333,11 @@ def summary(durations):
         statistics.median(ordered) * 1e3, ordered[int(len(ordered) * 0.99) - 1] * 1e3, ordered[-1] * 1e3)
 
 
+def without_tracing(stack):
+    """Settings that remove every OTEL_ variable of the stack's (its endpoint, its collector credential)."""
+    return {name: None for name in stack.env if name.startswith("OTEL_")}
+
+
 def faults(checks, stack, session_id, work, receivers):
     """Part 5: hang, 503 and a closed port cost a counter, never a slower answer."""
     _, baseline = timed_status(stack.url, stack.key, session_id, FAULT_REQUESTS)
@@ -346,7 +354,9 @@ def faults(checks, stack, session_id, work, receivers):
             endpoint = ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": receiver.url + "/collector/traces"}
                         if case == "fail503" else {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
         try:
-            process, url = stack.start_service(dict(FAULT_EXPORT, **endpoint), "service-otel-%s.log" % case)
+            settings = dict(without_tracing(stack), **FAULT_EXPORT)
+            settings.update(endpoint)
+            process, url = stack.start_service(settings, "service-otel-%s.log" % case)
             wrong, durations = timed_status(url, stack.key, session_id, FAULT_REQUESTS)
             p50 = statistics.median(durations)
             checks.check("collector %s: %d status calls answered 200, each under %.1f s" % (
@@ -371,6 +381,32 @@ def faults(checks, stack, session_id, work, receivers):
         finally:
             if receiver is not None:
                 receiver.stop()
+
+
+def off_without_endpoint(checks, stack, session_id, work, receivers):
+    """Part 6: no endpoint, no export, not even to the default http://localhost:4318."""
+    try:
+        receiver = otlp.Receiver(os.path.join(work, "receiver-default"), port=DEFAULT_OTLP_PORT)
+    except RuntimeError:
+        print("  (port %d is taken here: the default endpoint is not watched)" % DEFAULT_OTLP_PORT)
+        receiver = None
+    else:
+        receivers.append(receiver)
+    try:
+        settings = dict(without_tracing(stack), **EXPORT)
+        settings["OTEL_TRACES_SAMPLER"] = "always_on"
+        process, url = stack.start_service(settings, "service-otel-off.log")
+        wrong, _ = timed_status(url, stack.key, session_id, 20)
+        time.sleep(1.0)  # five schedule delays: any export would have happened
+        exported = metric(url, "fbs_otel_exported_spans_total")
+        got = len(receiver.requests()) if receiver is not None else 0
+        checks.check("no endpoint: tracing off", not wrong and not exported and got == 0,
+                     "20 status calls; exported %s; requests at 127.0.0.1:%d: %s" % (
+                         exported, DEFAULT_OTLP_PORT, got if receiver is not None else "not watched"))
+        stack.stop_process(process)
+    finally:
+        if receiver is not None:
+            receiver.stop()
 
 
 def main():
@@ -420,6 +456,7 @@ def main():
                      "exported %s, dropped %s" % (exported, dropped))
         if session_id:
             faults(checks, stack, session_id, work, receivers)
+            off_without_endpoint(checks, stack, session_id, work, receivers)
         if tree:
             os.makedirs(os.path.dirname(os.path.abspath(options.out)), exist_ok=True)
             with open(options.out, "w") as output:

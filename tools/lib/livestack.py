@@ -109,12 +109,17 @@ class Stack:
 
     def start_service(self, env, log_name):
         """Another `fbsessiond serve` on the stack's database and emulator, on a port of its own, with `env` over
-        the stack's settings and its output in WORK/LOG_NAME (kept with the other logs). Returns (process, url)
-        once /readyz answers; `stop()` stops it with the rest, `stop_process` before."""
+        the stack's settings (a value of None removes the stack's) and its output in WORK/LOG_NAME (kept with the
+        other logs). Returns (process, url) once /readyz answers; `stop()` stops it with the rest, `stop_process`
+        before."""
         port = free_port()
         url = "http://127.0.0.1:%d" % port
         settings = dict(self.env, FBS_LISTEN="127.0.0.1:%d" % port, FBS_PUBLIC_URL=url)
-        settings.update(env)
+        for name, value in env.items():
+            if value is None:
+                settings.pop(name, None)
+            else:
+                settings[name] = value
         with open(os.path.join(self.work, log_name), "ab") as output:
             process = subprocess.Popen([self.binary, "serve"], cwd=ROOT, env=settings, stdout=output, stderr=output,
                                        preexec_fn=os.setsid)

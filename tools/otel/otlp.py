@@ -23,23 +23,29 @@ class Receiver:
     """receiver.py in `mode`, writing into DIRECTORY/out, its raw bodies kept (for the secrets scan). With
     `header` (name, value), it refuses requests without that header and value (--require-header)."""
 
-    def __init__(self, directory, mode="ok", keep_bodies=True, header=None):
+    def __init__(self, directory, mode="ok", keep_bodies=True, header=None, port=0):
         os.makedirs(directory, exist_ok=True)
         self.mode = mode
         self.out = os.path.join(directory, "out")
-        arguments = [sys.executable, RECEIVER, "--mode", mode, "--out", self.out]
+        arguments = [sys.executable, RECEIVER, "--mode", mode, "--out", self.out, "--port", str(port)]
         if keep_bodies:
             arguments.append("--keep-bodies")
         environment = dict(os.environ)
         if header:
             arguments += ["--require-header", header[0]]
             environment["OTLP_RECEIVER_HEADER_VALUE"] = header[1]
-        self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, text=True, env=environment)
+        errors = os.path.join(directory, "receiver.stderr")
+        with open(errors, "wb") as error_file:
+            self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=error_file, text=True,
+                                            env=environment)
         first = self.process.stdout.readline().split()
         if len(first) != 2 or first[0] != "port":
             self.process.kill()
             self.process.wait()
-            raise RuntimeError("the OTLP receiver did not start (is opentelemetry-proto installed?)")
+            self.process.stdout.close()
+            with open(errors, encoding="utf-8", errors="replace") as error_file:
+                last = (error_file.read().strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError("the OTLP receiver did not start: %s" % last)
         self.port = int(first[1])
         self.url = "http://127.0.0.1:%d" % self.port
 
