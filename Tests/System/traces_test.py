@@ -11,7 +11,8 @@ OTLP/HTTP export to tools/otel/receiver.py, which decodes every request with ope
    of that request carry the trace id and the server span's id.
 2. A status call with `traceparent` flags 00 under `parentbased_always_on` makes no span at all (a sampled call
    after it does, so the export ran).
-3. The webhook that the login's event goes to receives a `traceparent` naming an exported `webhook delivery` span.
+3. Every webhook delivery of the login's events carries a `traceparent` naming an exported, sampled
+   `webhook delivery` CLIENT span of that trace id.
 4. No exported span, no byte of any request the receiver got and no line of the service's logs holds a token,
    the API key or its secret part, the app secret, the webhook secret, an appsecret_proof or the collector
    credential; the receiver refused nothing (every body decoded, every request carried the credential that
@@ -21,6 +22,9 @@ OTLP/HTTP export to tools/otel/receiver.py, which decodes every request with ope
    to the healthy service's, and its `fbs_otel_dropped_spans_total` rises; it stops on SIGTERM.
 6. Off without an endpoint: a service with the other OTEL_ variables but no endpoint sends nothing to
    OpenTelemetry's default one (a receiver on 127.0.0.1:4318, when that port is free) and counts no export.
+7. On a fresh instance (its caches empty), exporting like the first: concurrent traced status calls make a
+   `postgresql batch` span (CLIENT, `db.operation.batch.size` ≥ 1) under one of their server spans, its links
+   only to the others; a picture's first fetch makes a `picture fetch` CLIENT child with status 200.
 
 The decoded login trace (tree, names, kinds, durations, attributes) is printed and written to --out (default
 .build/traces/login-trace.txt) for docs/operations.md. With the secrets transcript on (FBS_SECRETS_TRANSCRIPT_DIR),
@@ -383,6 +387,58 @@ def faults(checks, stack, session_id, work, receivers):
                 receiver.stop()
 
 
+def batch_and_picture(checks, receiver, stack, session_id):
+    """Part 7: the read batch and the picture fetch, on a fresh instance exporting like the first one."""
+    process, url = stack.start_service({}, "service-otel-fresh.log")
+    parents = {}
+
+    def status_call(index):
+        trace_id, parent, traceparent = new_traceparent("01")
+        parents[trace_id] = parent
+        return call(url, "GET", "/v1/sessions/" + session_id, stack.key, headers={"traceparent": traceparent})[0]
+
+    callers = [threading.Thread(target=status_call, args=(index,)) for index in range(8)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    picture_trace, _, traceparent = new_traceparent("01")
+    picture_status = call(url, "GET", "/v1/sessions/%s/picture?type=small" % session_id, stack.key,
+                          headers={"traceparent": traceparent})[0]
+
+    def arrived():
+        spans = receiver.spans()
+        servers = {span["span_id"]: span for span in spans
+                   if span["trace_id"] in parents and span["kind"] == "SERVER"}
+        picture_root = next((span for span in spans if span["trace_id"] == picture_trace
+                             and span["kind"] == "SERVER"), None)
+        return (servers, picture_root, spans) if len(servers) == len(parents) and picture_root else None
+
+    found = wait_for(arrived, 15)
+    stack.stop_process(process)
+    if not checks.check("fresh instance: the status and picture calls' server spans were exported", found is not None,
+                        "%d status calls, picture %d" % (len(parents), picture_status)):
+        return
+    servers, picture_root, spans = found
+    batches = [span for span in spans if span["name"] == "postgresql batch" and span["parent_span_id"] in servers]
+    wrong = [span["span_id"] for span in batches
+             if span["kind"] != "CLIENT" or span["attributes"].get("db.system.name") != "postgresql"
+             or not isinstance(span["attributes"].get("db.operation.batch.size"), int)
+             or span["attributes"]["db.operation.batch.size"] < 1
+             or any(link["span_id"] not in servers for link in span["links"])]
+    checks.check("fresh instance: a postgresql batch span under a traced status call", batches and not wrong,
+                 "%d batch spans, sizes %s, links %s" % (
+                     len(batches), [span["attributes"].get("db.operation.batch.size") for span in batches],
+                     [len(span["links"]) for span in batches]) if not wrong else "wrong: %s" % wrong)
+    fetches = [span for span in spans if span["parent_span_id"] == picture_root["span_id"]]
+    fetch = next((span for span in fetches if span["name"] == "picture fetch"), None)
+    checks.check("fresh instance: the picture's first fetch is a picture fetch CLIENT span",
+                 picture_status == 200 and fetch is not None and fetch["kind"] == "CLIENT"
+                 and fetch["attributes"].get("http.response.status_code") == 200,
+                 "picture %d; children of %s: %s" % (picture_status, picture_root["name"],
+                                                     sorted(span["name"] for span in fetches)))
+
+
 def off_without_endpoint(checks, stack, session_id, work, receivers):
     """Part 6: no endpoint, no export, not even to the default http://localhost:4318."""
     try:
@@ -456,6 +512,7 @@ def main():
                      "exported %s, dropped %s" % (exported, dropped))
         if session_id:
             faults(checks, stack, session_id, work, receivers)
+            batch_and_picture(checks, receiver, stack, session_id)
             off_without_endpoint(checks, stack, session_id, work, receivers)
         if tree:
             os.makedirs(os.path.dirname(os.path.abspath(options.out)), exist_ok=True)
