@@ -42,6 +42,7 @@ import http.server
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -113,7 +114,7 @@ def call(url, method, path, key=None, body=None, headers=None, timeout=30):
 
 
 def metric(url, name):
-    """The sum of every sample of metric `name` on url/metrics (0 when it has none), or None when it is absent."""
+    """The sum of every sample of metric `name` on url/metrics (all its labels), or None when it has none."""
     with urllib.request.urlopen(url + "/metrics", timeout=10) as answer:
         text = answer.read().decode()
     values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
@@ -538,6 +539,8 @@ def main():
                 for headers, body in Hooks.received:
                     kept.add("POST", "/webhook-delivery", 0, list(headers.items()), body)
             stack.stop()
+        if os.environ.get("FBS_KEEP_WORK") != "1":
+            shutil.rmtree(work, ignore_errors=True)
     if tree:
         print("\nthe login trace as the receiver decoded it (%s):\n" % os.path.relpath(options.out, ROOT))
         print(tree)
