@@ -10,7 +10,8 @@ OTLP/HTTP export to tools/otel/receiver.py, which decodes every request with ope
    CLIENT children of it, all in the one trace, every child's times inside its parent's. The service's log lines
    of that request carry the trace id and the server span's id.
 2. A status call with `traceparent` flags 00 under `parentbased_always_on` makes no span at all (a sampled call
-   after it does, so the export ran).
+   after it does, so the export ran). Status calls with a `traceparent` that W3C Trace Context says to ignore (an
+   all-zero trace or parent id, version ff, upper-case hex, a short field) each start a new root trace.
 3. Every webhook delivery of the login's events carries a `traceparent` naming an exported, sampled
    `webhook delivery` CLIENT span of that trace id.
 4. No exported span, no byte of any request the receiver got and no line of the service's logs holds a token,
@@ -270,6 +271,41 @@ def unsampled(checks, receiver, stack, session_id):
                      status, status_marker, bool(arrived), quiet_spans))
 
 
+# traceparent values a receiver must ignore (W3C Trace Context, "traceparent Header"): each request starts a trace.
+INVALID_TRACEPARENTS = (
+    "00-00000000000000000000000000000000-00f067aa0ba902b7-01",  # all-zero trace id
+    "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",  # all-zero parent id
+    "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  # version ff
+    "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01",  # upper-case hex
+    "00-4bf92f3577b34da6a3ce929d0e0e47-00f067aa0ba902b7-01",  # a trace id two digits short
+)
+
+
+def invalid_parents(checks, receiver, stack, session_id):
+    """Part 2, second half: an invalid traceparent is ignored: a new root trace, not the given ids."""
+    request_ids = {}
+    for value in INVALID_TRACEPARENTS:
+        status, head, _, _ = call(stack.url, "GET", "/v1/sessions/" + session_id, stack.key,
+                                  headers={"traceparent": value})
+        request_ids[head.get("X-Request-Id")] = (value, status)
+
+    def roots():
+        found = {span["attributes"].get("fbs.request_id"): span for span in receiver.spans()
+                 if span["kind"] == "SERVER" and span["attributes"].get("fbs.request_id") in request_ids}
+        return found if len(found) == len(request_ids) else None
+
+    found = wait_for(roots, 15) or {}
+    wrong = []
+    for request_id, (value, status) in request_ids.items():
+        span = found.get(request_id)
+        if status != 200 or span is None or span["parent_span_id"] or span["trace_id"] in value.lower() \
+                or span["trace_id"] == "0" * 32:
+            wrong.append("%s: status %d, %s" % (value[:8] + "...", status, "no span" if span is None else
+                                                  "trace %s parent %r" % (span["trace_id"], span["parent_span_id"])))
+    checks.check("an invalid traceparent is ignored: a new root trace each", not wrong,
+                 "%d values" % len(request_ids) if not wrong else "; ".join(wrong))
+
+
 def webhook(checks, receiver, login_trace):
     """Part 3: every delivery's traceparent names an exported `webhook delivery` span."""
     delivered = wait_for(lambda: list(Hooks.received), 20, 0.2)
@@ -505,6 +541,7 @@ def main():
                 secrets.update({"user token (long-lived)": grant.get("access_token"),
                                 "appsecret_proof": grant.get("appsecret_proof")})
             unsampled(checks, receiver, stack, session_id)
+            invalid_parents(checks, receiver, stack, session_id)
         webhook(checks, receiver, login_trace)
         exported = metric(stack.url, "fbs_otel_exported_spans_total")
         dropped = metric(stack.url, "fbs_otel_dropped_spans_total")
