@@ -25,7 +25,8 @@ OTLP/HTTP export to tools/otel/receiver.py, which decodes every request with ope
    OpenTelemetry's default one (a receiver on 127.0.0.1:4318, when that port is free) and counts no export.
 7. On a fresh instance (its caches empty), exporting like the first: concurrent traced status calls make a
    `postgresql batch` span (CLIENT, `db.operation.batch.size` ≥ 1) under one of their server spans, its links
-   only to the others; a picture's first fetch makes a `picture fetch` CLIENT child with status 200.
+   only to the others; a picture's first fetch makes a `picture fetch` CLIENT child with status 200; a Limited
+   Login, the first, fetches the key set: a `jwks fetch` CLIENT child of its server span.
 
 The decoded login trace (tree, names, kinds, durations, attributes) is printed and written to --out (default
 .build/traces/login-trace.txt) for docs/operations.md. With the secrets transcript on (FBS_SECRETS_TRANSCRIPT_DIR),
@@ -424,8 +425,9 @@ def faults(checks, stack, session_id, work, receivers):
                 receiver.stop()
 
 
-def batch_and_picture(checks, receiver, stack, session_id):
-    """Part 7: the read batch and the picture fetch, on a fresh instance exporting like the first one."""
+def fresh_instance(checks, receiver, stack, session_id, secrets):
+    """Part 7: the read batch, the picture fetch and the key set fetch, on a fresh instance exporting like the
+    first one. The Limited Login's nonce and token go into `secrets`."""
     process, url = stack.start_service({}, "service-otel-fresh.log")
     parents = {}
 
@@ -442,6 +444,17 @@ def batch_and_picture(checks, receiver, stack, session_id):
     picture_trace, _, traceparent = new_traceparent("01")
     picture_status = call(url, "GET", "/v1/sessions/%s/picture?type=small" % session_id, stack.key,
                           headers={"traceparent": traceparent})[0]
+    # A Limited Login as the iOS SDK brings it: a nonce from the service, the token the emulator signs with it.
+    status, _, nonce, _ = call(url, "POST", "/v1/login-nonces", stack.key, {"owner": "traces/limited"})
+    nonce = nonce.get("nonce") if status == 201 and isinstance(nonce, dict) else None
+    limited_trace, limited_status = None, status
+    if nonce:
+        minted = stack.emulator("POST", "limited/demo-token?user=bob&nonce=" + urllib.parse.quote(nonce, safe=""))
+        secrets.update({"limited login nonce": nonce, "authentication token": minted["authentication_token"]})
+        limited_trace, _, traceparent = new_traceparent("01")
+        limited_status = call(url, "POST", "/v1/sessions", stack.key,
+                              {"owner": "traces/limited", "authentication_token": minted["authentication_token"]},
+                              headers={"traceparent": traceparent})[0]
 
     def arrived():
         spans = receiver.spans()
@@ -449,14 +462,18 @@ def batch_and_picture(checks, receiver, stack, session_id):
                    if span["trace_id"] in parents and span["kind"] == "SERVER"}
         picture_root = next((span for span in spans if span["trace_id"] == picture_trace
                              and span["kind"] == "SERVER"), None)
-        return (servers, picture_root, spans) if len(servers) == len(parents) and picture_root else None
+        limited_root = next((span for span in spans if span["trace_id"] == limited_trace
+                             and span["kind"] == "SERVER"), None)
+        done = len(servers) == len(parents) and picture_root and (limited_root or not limited_trace)
+        return (servers, picture_root, limited_root, spans) if done else None
 
     found = wait_for(arrived, 15)
     stack.stop_process(process)
-    if not checks.check("fresh instance: the status and picture calls' server spans were exported", found is not None,
-                        "%d status calls, picture %d" % (len(parents), picture_status)):
+    if not checks.check("fresh instance: the status, picture and Limited Login calls' server spans were exported",
+                        found is not None and limited_trace is not None, "%d status calls, picture %d, limited %s"
+                        % (len(parents), picture_status, limited_status)):
         return
-    servers, picture_root, spans = found
+    servers, picture_root, limited_root, spans = found
     batches = [span for span in spans if span["name"] == "postgresql batch" and span["parent_span_id"] in servers]
     wrong = [span["span_id"] for span in batches
              if span["kind"] != "CLIENT" or span["attributes"].get("db.system.name") != "postgresql"
@@ -474,6 +491,12 @@ def batch_and_picture(checks, receiver, stack, session_id):
                  and fetch["attributes"].get("http.response.status_code") == 200,
                  "picture %d; children of %s: %s" % (picture_status, picture_root["name"],
                                                      sorted(span["name"] for span in fetches)))
+    children = [span for span in spans if span["parent_span_id"] == limited_root["span_id"]]
+    jwks = next((span for span in children if span["name"] == "jwks fetch"), None)
+    checks.check("fresh instance: its first Limited Login's key set fetch is a jwks fetch CLIENT span",
+                 limited_status == 201 and jwks is not None and jwks["kind"] == "CLIENT",
+                 "login %d; children of %s: %s" % (limited_status, limited_root["name"],
+                                                    sorted(span["name"] for span in children)))
 
 
 def off_without_endpoint(checks, stack, session_id, work, receivers):
@@ -550,7 +573,7 @@ def main():
                      "exported %s, dropped %s" % (exported, dropped))
         if session_id:
             faults(checks, stack, session_id, work, receivers)
-            batch_and_picture(checks, receiver, stack, session_id)
+            fresh_instance(checks, receiver, stack, session_id, secrets)
             off_without_endpoint(checks, stack, session_id, work, receivers)
         if tree:
             os.makedirs(os.path.dirname(os.path.abspath(options.out)), exist_ok=True)
