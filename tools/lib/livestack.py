@@ -3,7 +3,7 @@
 Starts what scripts/test-system starts, with the same shell functions (scripts/lib.sh): a throwaway PostgreSQL
 cluster, the Graph emulator (`fbsessiond graph-emulator`), `migrate`, the emulator's demo app and an API key with
 every scope, then `fbsessiond serve` with its stderr in a file. `Stack.stop()` (or leaving the `with` block)
-stops them and removes the cluster.
+stops them and removes the cluster. The binary is `binary`, else $FBSESSIOND, else the debug build.
 
 The key, the encryption key and the app secret are kept in memory and in files under the stack's directory
 (mode 0700); nothing here prints them.
@@ -47,7 +47,7 @@ def sh_lib(command):
 
 class Stack:
     def __init__(self, env=None, binary=None, log_level="info", name="livestack"):
-        self.binary = binary or os.path.join(ROOT, ".build/debug/fbsessiond")
+        self.binary = binary or os.environ.get("FBSESSIOND") or os.path.join(ROOT, ".build/debug/fbsessiond")
         if not os.access(self.binary, os.X_OK):
             raise SystemExit("build first: swift build (no %s)" % self.binary)
         self.part = transcript.part(name)
@@ -106,6 +106,48 @@ class Stack:
                                        preexec_fn=os.setsid)
         self.processes.append(process)
         return process
+
+    def start_service(self, env, log_name):
+        """Another `fbsessiond serve` on the stack's database and emulator, on a port of its own, with `env` over
+        the stack's settings (a value of None removes the stack's) and its output in WORK/LOG_NAME (kept with the
+        other logs). Returns (process, url) once /readyz answers; `stop()` stops it with the rest, `stop_process`
+        before."""
+        port = free_port()
+        url = "http://127.0.0.1:%d" % port
+        settings = dict(self.env, FBS_LISTEN="127.0.0.1:%d" % port, FBS_PUBLIC_URL=url)
+        for name, value in env.items():
+            if value is None:
+                settings.pop(name, None)
+            else:
+                settings[name] = value
+        with open(os.path.join(self.work, log_name), "ab") as output:
+            process = subprocess.Popen([self.binary, "serve"], cwd=ROOT, env=settings, stdout=output, stderr=output,
+                                       preexec_fn=os.setsid)
+        self.processes.append(process)
+        deadline = time.time() + 60
+        while time.time() < deadline and process.poll() is None:
+            try:
+                with urllib.request.urlopen(url + "/readyz", timeout=2) as answer:
+                    if answer.status == 200:
+                        return process, url
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("the extra service did not become ready (log: %s)" % log_name)
+
+    @staticmethod
+    def stop_process(process, seconds=15):
+        """SIGTERM to a started process's group, SIGKILL after `seconds`. Returns whether SIGTERM was enough."""
+        if process.poll() is not None:
+            return True
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=seconds)
+            return True
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return False
 
     def run_command(self, arguments, env=None, check=True):
         """Runs `fbsessiond ARGUMENTS` to completion; returns stdout (stderr goes to the service log)."""
