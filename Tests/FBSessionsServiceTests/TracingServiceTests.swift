@@ -162,6 +162,40 @@ import Tracing
         #expect(unauthorized.statusCode == 0, "a 4xx is not a server error")
     }
 
+    @Test func answersMadeBeforeTheMiddlewareAreTracedToo() async throws {
+        let collector = try OTLPCollector(mode: .accept)
+        defer { collector.stop() }
+        let harness = try await SessionHarness(configure: Self.tracing(to: collector.baseURL))
+        defer { harness.stop() }
+        let parent = [("traceparent", "00-\(Self.incomingTrace)-\(Self.incomingSpan)-01")]
+        let (health, _) = try await Self.call(harness, "GET", "/healthz", headers: parent)
+        #expect(health.status == 200)
+        let (unknown, _) = try await Self.call(harness, "GET", "/v1/no-such-route-secret-looking-text", headers: parent)
+        #expect(unknown.status == 404)
+        let (wrongMethod, _) = try await Self.call(harness, "PUT", "/v1/sessions", headers: parent)
+        #expect(wrongMethod.status == 405)
+        let bare = try await harness.client.execute(ClientRequest(
+            method: "GET", url: "http://127.0.0.1:\(harness.server.port)/v1/owners/o/sessions", headers: parent))
+        #expect(bare.status == 401)
+        #expect(harness.service.tracer?.flush(timeout: 5) == true)
+        let spans = collector.spans.filter { $0.traceID == Self.incomingTrace }
+        func span(_ name: String) -> OTLPDecodedSpan? { spans.first { $0.name == name } }
+
+        let healthz = try #require(span("GET /healthz"), "\(spans.map(\.name))")
+        #expect(healthz.parentSpanID == Self.incomingSpan)
+        #expect(healthz.attributes["http.route"] == "/healthz" && healthz.attributes["http.response.status_code"] == "200")
+        // A path no route knows: named by the method alone, and its text is in no attribute.
+        let notFound = try #require(span("GET"), "\(spans.map(\.name))")
+        #expect(notFound.attributes["http.response.status_code"] == "404")
+        #expect(!notFound.attributes.values.contains { $0.contains("secret-looking") })
+        #expect(notFound.attributes["http.route"] == nil && notFound.attributes["url.path"] == nil)
+        let notAllowed = try #require(span("PUT /v1/sessions"), "\(spans.map(\.name))")
+        #expect(notAllowed.attributes["http.response.status_code"] == "405")
+        let missingKey = try #require(span("GET /v1/owners/{owner}/sessions"), "\(spans.map(\.name))")
+        #expect(missingKey.attributes["http.response.status_code"] == "401")
+        #expect(missingKey.attributes["fbs.key_id"] == nil)
+    }
+
     @Test func theLogLinesOfASampledRequestCarryItsTraceAndSpanIDs() async throws {
         let collector = try OTLPCollector(mode: .accept)
         defer { collector.stop() }

@@ -97,16 +97,19 @@ public final class Router: RequestHandler, Sendable {
     public func inspect(_ head: RequestHead, trace: TraceDecision?) -> HeadDecision {
         switch find(head) {
         case .failure(let failure):
-            return .reject(failure.error.response(requestID: head.requestID), route: failure.route)
+            let response = failure.error.response(requestID: head.requestID)
+            return .reject(traced(response, head, route: failure.route, trace), route: failure.route)
         case .success(let found):
             let route = found.endpoint.route
             if route.acceptsJSON, hasBody(head), !isJSON(head.headers["Content-Type"]) {
                 let error = APIError(415, .unsupportedMediaType, "Send the body as application/json.")
-                return .reject(error.response(requestID: head.requestID), route: route.path.description)
+                let response = traced(error.response(requestID: head.requestID), head, route: route.path.description, trace)
+                return .reject(response, route: route.path.description)
             }
             let key = route.scope == nil ? nil : BearerCredential.key(in: head.headers["Authorization"])
             if route.scope != nil, key == nil {
-                return .reject(APIError.unauthorized.response(requestID: head.requestID), route: route.path.description)
+                let response = APIError.unauthorized.response(requestID: head.requestID)
+                return .reject(traced(response, head, route: route.path.description, trace), route: route.path.description)
             }
             return .proceed(route: route.path.description) { [self] request in
                 respond(to: request, found: found, key: key, trace: trace)
@@ -117,9 +120,10 @@ public final class Router: RequestHandler, Sendable {
     /// The complete request, with the route ``inspect(_:)`` found and the key it parsed: the middleware and the
     /// handler on a task, or, for a route that answers at once and needs no key, the handler now.
     private func respond(to request: Request, found: Found, key: String?, trace: TraceDecision?) -> Reply {
+        let template = found.endpoint.route.path.description
         guard let query = QueryString.parse(request.head.rawQuery) else {
             let error = APIError.invalid("The query string is not validly percent-encoded.")
-            return .now(error.response(requestID: request.requestID))
+            return .now(traced(error.response(requestID: request.requestID), request.head, route: template, trace))
         }
         let endpoint = found.endpoint
         var made = RouteContext(
@@ -127,7 +131,7 @@ public final class Router: RequestHandler, Sendable {
         made.trace = trace
         let context = made
         if case .immediate(let handler) = endpoint.route.handler, endpoint.route.scope == nil {
-            return .now(handler(context))
+            return .now(traced(handler(context), request.head, route: template, trace))
         }
         return .later { [self] in
             do {
@@ -136,6 +140,25 @@ public final class Router: RequestHandler, Sendable {
                 return failure(error, context)
             }
         }
+    }
+
+    /// The server span of an answer made without the middleware chain (a rejection before the body, a query that is
+    /// not validly encoded, a route that answers at once with no key), made and ended at once, with what
+    /// ``TraceMiddleware`` records. An unmatched path's span is named by its method alone and carries no `url.path`:
+    /// a path no route knows is the caller's text, kept out of spans.
+    private func traced(_ response: Response, _ head: RequestHead, route: String?, _ trace: TraceDecision?) -> Response {
+        guard let trace, let tracer, let span = tracer.serverSpan(route.map { head.method + " " + $0 } ?? head.method, decision: trace)
+        else { return response }
+        if let route {
+            TraceMiddleware.describe(span, method: head.method, route: route, path: head.path, requestID: head.requestID)
+        } else {
+            span.set("http.request.method", head.method)
+            span.set("fbs.request_id", head.requestID)
+        }
+        TraceMiddleware.finish(span, status: response.status)
+        span.end()
+        observer.traceLog?.remember(head.requestID, span)
+        return response
     }
 
     /// The response for an error the middleware or the handler threw.

@@ -20,13 +20,9 @@ struct TraceMiddleware: Middleware {
         guard let decision = context.trace,
             let span = tracer.serverSpan(context.request.head.method + " " + context.route.path.description, decision: decision)
         else { return try await next(context) }
-        span.set("http.request.method", context.request.head.method)
-        span.set("http.route", context.route.path.description)
-        // The path as requested, but for a route whose parameter is a secret to its holder (a data deletion's
-        // confirmation code): its template then.
-        let template = context.route.path.description
-        span.set("url.path", template.contains("{confirmation_code}") ? template : context.request.head.path)
-        span.set("fbs.request_id", context.requestID)
+        Self.describe(
+            span, method: context.request.head.method, route: context.route.path.description,
+            path: context.request.head.path, requestID: context.requestID)
         var context = context
         context.span = span
         let traced = context
@@ -36,15 +32,25 @@ struct TraceMiddleware: Middleware {
         }
         do {
             let response = try await tracer.withSpan(span) { try await next(traced) }
-            finish(span, status: response.status)
+            Self.finish(span, status: response.status)
             return response
         } catch {
-            finish(span, status: Self.status(of: error))
+            Self.finish(span, status: Self.status(of: error))
             throw error
         }
     }
 
-    private func finish(_ span: Span, status: Int) {
+    /// The request's attributes: method, route template, path and request id.
+    static func describe(_ span: Span, method: String, route: String, path: String, requestID: String) {
+        span.set("http.request.method", method)
+        span.set("http.route", route)
+        // The path as requested, but for a route whose parameter is a secret to its holder (a data deletion's
+        // confirmation code): its template then.
+        span.set("url.path", route.contains("{confirmation_code}") ? route : path)
+        span.set("fbs.request_id", requestID)
+    }
+
+    static func finish(_ span: Span, status: Int) {
         span.set("http.response.status_code", status)
         if status >= 500 { span.setError() }
     }
