@@ -74,20 +74,23 @@ public struct TracingConfiguration: Sendable {
             }
         }
         let endpoint: String
+        let endpointVariable: String
         if let traces = reader.optionalString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
             endpoint = traces.trimmingSpaces
+            endpointVariable = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
         } else if let base = reader.optionalString("OTEL_EXPORTER_OTLP_ENDPOINT") {
             var trimmed = base.trimmingSpaces
             while trimmed.hasSuffix("/") { trimmed.removeLast() }
             endpoint = trimmed + "/v1/traces"
+            endpointVariable = "OTEL_EXPORTER_OTLP_ENDPOINT"
         } else {
             // Off: still check the other variables, so that a mistake shows before the endpoint is added.
             var scratch = TracingConfiguration(endpoint: "")
             scratch.readRest(&reader)
             return nil
         }
-        if !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) {
-            reader.problem("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT: expected an http(s) URL")
+        if !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) || endpoint.hasControlCharactersOrSpaces {
+            reader.problem("\(endpointVariable): expected an http(s) URL")
         }
         var configuration = TracingConfiguration(endpoint: endpoint)
         configuration.readRest(&reader)
@@ -110,6 +113,9 @@ public struct TracingConfiguration: Sendable {
             ? "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT" : "OTEL_EXPORTER_OTLP_TIMEOUT"
         exportTimeout = Double(reader.integer(timeoutVariable, default: 10_000, in: 1...600_000)) / 1000
         serviceName = reader.string("OTEL_SERVICE_NAME", default: "fbsessiond")
+        if serviceName.isEmpty || serviceName.hasControlCharacters {
+            reader.problem("OTEL_SERVICE_NAME: expected a name without control characters")
+        }
         if let text = reader.optionalString("OTEL_RESOURCE_ATTRIBUTES") {
             if let pairs = Self.pairs(text) {
                 resourceAttributes = pairs
@@ -143,13 +149,15 @@ public struct TracingConfiguration: Sendable {
     }
 
     /// `k=v,k2=v2` with percent-decoded keys and values (the W3C Baggage shape the SDK variables use), or nil when
-    /// a member has no `=`, an empty key, or a bad percent escape.
+    /// a member has no `=`, an empty key, a bad percent escape, or a control character once decoded (a header
+    /// value must not carry a line break into the export's request).
     static func pairs(_ text: String) -> [(String, String)]? {
         var result: [(String, String)] = []
         for member in text.split(separator: ",", omittingEmptySubsequences: true) {
             guard let equals = member.firstIndex(of: "=") else { return nil }
             guard let key = percentDecoded(String(member[..<equals]).trimmingSpaces),
-                let value = percentDecoded(String(member[member.index(after: equals)...]).trimmingSpaces), !key.isEmpty
+                let value = percentDecoded(String(member[member.index(after: equals)...]).trimmingSpaces), !key.isEmpty,
+                !key.hasControlCharacters, !value.hasControlCharacters
             else { return nil }
             result.append((key, value))
         }
@@ -183,6 +191,12 @@ public struct TracingConfiguration: Sendable {
 }
 
 extension String {
+    /// Whether a byte below 0x20 or 0x7F is in it.
+    var hasControlCharacters: Bool { utf8.contains { $0 < 0x20 || $0 == 0x7F } }
+
+    /// Whether a control character or a space is in it (never in a URL).
+    var hasControlCharactersOrSpaces: Bool { hasControlCharacters || utf8.contains(0x20) }
+
     /// Without leading and trailing spaces and tabs.
     var trimmingSpaces: String {
         var view = Substring(self)
