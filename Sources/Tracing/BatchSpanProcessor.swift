@@ -25,7 +25,6 @@ final class BatchSpanProcessor: @unchecked Sendable {
     private var flushRequests = 0
     private var stopping = false
     private var stopped = false
-    private var thread: Thread?
 
     init(
         exporter: any SpanExporter, maxQueueSize: Int, maxBatchSize: Int, scheduleDelay: Double, exportTimeout: Double,
@@ -39,9 +38,10 @@ final class BatchSpanProcessor: @unchecked Sendable {
         self.dropped = dropped
         self.exported = exported
         queue.reserveCapacity(self.maxQueueSize)
+        // Not kept: a running `Thread` keeps itself (and its closure, which holds this processor) alive, and lets go
+        // of both when `run` returns. A stored `Thread` would be a cycle that outlives the thread.
         let thread = Thread { [self] in run() }
         thread.name = "otel-export"
-        self.thread = thread
         thread.start()
     }
 
