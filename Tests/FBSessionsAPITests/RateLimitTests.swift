@@ -39,6 +39,9 @@ import TestSupport
             let verdict = try #require(limiter.admit(caller))
             #expect(verdict.allowed && verdict.remaining == expected)
             #expect(verdict.policyField == #""default";q=10;w=2"#)
+            // The field this thread made last is reused only while it says the same.
+            let taken = 10 - expected
+            #expect(verdict.stateField == "\"default\";r=\(expected);t=\((taken + 4) / 5)")
         }
         let refused = try #require(limiter.admit(caller))
         #expect(!refused.allowed && refused.remaining == 0)
@@ -147,6 +150,35 @@ import TestSupport
         #expect(limiter.admit(Self.caller("k0000000000c", limit: 1))?.allowed == true)
         // The full ones are gone; a fresh bucket is what they were.
         #expect(limiter.admit(Self.caller("k0000000000a", limit: 1))?.remaining == 1)
+    }
+
+
+    @Test func threadsTakingFromOneBucketAtOnceGetExactlyTheBurst() {
+        // The clock stands still: the bucket of 2,000 never refills, so however the threads interleave (each with its
+        // own memo of the shared bucket), exactly 2,000 of the 8,000 requests are allowed.
+        let limiter = RateLimiter(clock: { 1_000 })
+        let caller = Self.caller(limit: 1_000)
+        let allowed = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            var mine = 0
+            for _ in 0..<1_000 where limiter.admit(caller)?.allowed == true { mine += 1 }
+            allowed.withLock { $0 += mine }
+        }
+        #expect(allowed.withLock { $0 } == 2_000)
+        #expect(limiter.admit(caller)?.remaining == 0)
+    }
+
+    @Test func aBucketDroppedFromTheMapIsNotTakenFromAnyMore() throws {
+        // This thread's memo holds k…a's bucket, half empty, when the map drops it (past a capacity of one, with no
+        // full bucket to drop, all of them go): the next request of k…a starts a fresh bucket (1 left after it), where
+        // the dropped one would have had none left.
+        let limiter = Self.limiter(ManualClock(), capacity: 1)
+        let a = Self.caller("k0000000000a", limit: 1)
+        #expect(limiter.admit(a)?.remaining == 1)
+        #expect(limiter.admit(Self.caller("k0000000000b", limit: 1))?.allowed == true)
+        #expect(limiter.bucketCount == 1)
+        #expect(limiter.admit(a)?.remaining == 1)
+        #expect(limiter.admit(a)?.remaining == 0)
     }
 
     // MARK: The router

@@ -1,7 +1,10 @@
-import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import FBSessionsCore
 import HTTPServer
 import Support
+import Synchronization
 
 /// The rate limits of API keys (docs/api-contract.md, "Rate limits"): a token bucket per limited key, in this
 /// process only. A key of limit N requests per second has a bucket of 2 × N tokens, full at first, that refills at N
@@ -15,33 +18,105 @@ import Support
 /// Per instance: N instances together let a key make N times its limit; an operator who wants a cluster-wide limit
 /// divides it by the number of instances.
 ///
+/// How a bucket is kept (docs/performance.md, "Rate limits"): as one number, the moment it will be full again (the
+/// "theoretical arrival time" of the generic cell rate algorithm, which is this token bucket written differently),
+/// changed by one compare-and-swap. Every event loop takes from the same bucket, and a lock and a dictionary shared
+/// by two cores cost a limited request more than the arithmetic: so each thread finds a key's bucket in a memo of
+/// its own (``Memo``), and the shared map, under its lock, is read only when the memo does not have the key.
+///
 /// Memory: one small bucket per limited key that made a request; past `capacity` buckets, the full ones (which a
-/// new bucket would equal) are dropped, and if none is full, all of them.
-/// Thread safety: one lock, held for the arithmetic of one bucket.
+/// new bucket would equal) are dropped, and if none is full, all of them; the memos follow (``generation``).
+/// Thread safety: the map under one lock; a bucket's moment is atomic; a memo is its thread's alone.
 public final class RateLimiter: Sendable {
-    /// A key's bucket: the tokens it held at `updated` (seconds of ``clock``), and the `RateLimit-Policy` field of
-    /// the limit it was last used with, made once per limit rather than once per answer.
-    struct Bucket {
-        var tokens: Double
-        var updated: Double
-        var limit: Int
-        var policyField: String
+    /// A key's bucket, shared by every thread: the limit it counts, and the moment (nanoseconds of ``clock``) at which
+    /// it is full again; at or before `now`, it is full. It holds 2 × limit − (fullAt − now) / interval tokens.
+    final class Bucket: Sendable {
+        let limit: Int
+        /// Nanoseconds per token: 1 s / limit.
+        let interval: UInt64
+        /// The `RateLimit-Policy` field of the limit, made once per bucket rather than once per answer.
+        let policyField: String
+        let fullAt: Atomic<UInt64>
 
-        init(limit: Int, now: Double) {
-            tokens = Double(2 * limit)
-            updated = now
+        init(limit: Int, fullAt: UInt64) {
             self.limit = limit
+            interval = 1_000_000_000 / UInt64(limit)
             policyField = RateLimitVerdict.policyField(limit: limit)
+            self.fullAt = Atomic(fullAt)
+        }
+
+        /// Nanoseconds from empty to full: 2 × limit tokens.
+        var window: UInt64 { 2 * UInt64(limit) * interval }
+
+        /// The tokens held at `now`, when the bucket is full at `fullAt`.
+        func tokens(at now: UInt64, fullAt: UInt64) -> Double {
+            Double(2 * limit) - Double(fullAt > now ? fullAt - now : 0) / Double(interval)
+        }
+
+        /// Takes a token if there is one: whether it did, and the tokens left. A refused request changes nothing.
+        func take(at now: UInt64) -> (allowed: Bool, tokens: Double) {
+            var current = fullAt.load(ordering: .relaxed)
+            while true {
+                let ahead = current > now ? current - now : 0
+                guard ahead + interval <= window else { return (false, tokens(at: now, fullAt: current)) }
+                let next = max(current, now) + interval
+                let (exchanged, found) = fullAt.compareExchange(
+                    expected: current, desired: next, ordering: .relaxed)
+                if exchanged { return (true, tokens(at: now, fullAt: next)) }
+                current = found
+            }
         }
     }
 
+    /// A thread's buckets of one limiter, found without the lock: the key it asked for last, then the others by id.
+    final class Memo {
+        @exclusivity(unchecked) var limiter: UInt64 = 0
+        @exclusivity(unchecked) var generation: UInt64 = 0
+        @exclusivity(unchecked) var last: Entry?
+        @exclusivity(unchecked) var entries: [String: Entry] = [:]
+    }
+
+    /// A key's bucket as one thread holds it. Reaching the bucket through `bucket` counts no reference on it (the
+    /// entry's `owner` keeps it alive), and the `policyField` is the thread's own copy: an answer then touches no
+    /// reference count that the other threads touch too, only the bucket's moment.
+    final class Entry {
+        let keyID: String
+        let owner: Bucket
+        unowned(unsafe) let bucket: Bucket
+        let policyField: String
+        /// The last `RateLimit` field made for the key on this thread, and what it says. A key under its limit keeps
+        /// a full bucket, so the field is the same answer after answer, and making the string was most of the
+        /// fields' cost.
+        @exclusivity(unchecked) var stateField = ""
+        @exclusivity(unchecked) var stateSays = (remaining: -1, reset: -1)
+
+        init(keyID: String, bucket: Bucket) {
+            self.keyID = keyID
+            owner = bucket
+            self.bucket = bucket
+            policyField = String(decoding: Array(bucket.policyField.utf8), as: UTF8.self)
+        }
+    }
+
+    private static let memos = PerThread { Memo() }
+    private static let serials = Atomic<UInt64>(0)
+
+    /// Which limiter a memo belongs to (tests make many).
+    private let serial = RateLimiter.serials.add(1, ordering: .relaxed).newValue
+    /// Moves on each time the map drops buckets: a memo of an older generation may hold a dropped one, and is emptied.
+    private let generation = Atomic<UInt64>(0)
     private let buckets = Locked<[String: Bucket]>([:])
     private let clock: @Sendable () -> Double
     private let capacity: Int
 
-    /// Seconds of a monotonic clock (the system's uptime): wall-clock steps never fill or empty a bucket.
+    /// Seconds of a monotonic clock: wall-clock steps never fill or empty a bucket. Read with `clock_gettime`
+    /// directly, at half the cost of `DispatchTime.now()`; not the coarse clock, which is cheaper still but a few
+    /// milliseconds behind, so that every request of a tick found its bucket less full than it was and the `RateLimit`
+    /// field changed from one answer to the next.
     public static let monotonicSeconds: @Sendable () -> Double = {
-        Double(DispatchTime.now().uptimeNanoseconds) / 1_000_000_000
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000
     }
 
     /// A limiter.
@@ -64,33 +139,63 @@ public final class RateLimiter: Sendable {
 
     /// Takes a token from the bucket of a key of `limit` requests per second.
     func take(keyID: String, limit: Int) -> RateLimitVerdict {
-        let now = clock()
-        return buckets.withLock { buckets in
-            if buckets.count >= capacity, buckets[keyID] == nil { prune(&buckets, now: now) }
-            // One lookup: the bucket is changed in place (a new key's starts full).
-            return Self.take(from: &buckets[keyID, default: Bucket(limit: limit, now: now)], now: now, limit: limit)
+        let now = UInt64(max(0, clock() * 1_000_000_000))
+        let entry = memoEntry(keyID: keyID, limit: limit, now: now)
+        let (allowed, tokens) = entry.bucket.take(at: now)
+        let says = (remaining: RateLimitVerdict.remaining(tokens), reset: RateLimitVerdict.reset(tokens, limit: limit))
+        if says != entry.stateSays {
+            entry.stateField = RateLimitVerdict.stateField(remaining: says.remaining, reset: says.reset)
+            entry.stateSays = says
+        }
+        return RateLimitVerdict(
+            limit: limit, allowed: allowed, tokens: tokens, policyField: entry.policyField, stateField: entry.stateField)
+    }
+
+    /// This thread's entry for the key, from its memo, or from the shared map (then remembered).
+    private func memoEntry(keyID: String, limit: Int, now: UInt64) -> Entry {
+        let memo = Self.memos.value
+        let generation = generation.load(ordering: .acquiring)
+        if memo.limiter != serial || memo.generation != generation {
+            memo.limiter = serial
+            memo.generation = generation
+            memo.last = nil
+            memo.entries.removeAll()
+        }
+        if let last = memo.last, last.keyID == keyID, last.bucket.limit == limit { return last }
+        if let known = memo.entries[keyID], known.bucket.limit == limit {
+            memo.last = known
+            return known
+        }
+        let entry = Entry(keyID: keyID, bucket: shared(keyID: keyID, limit: limit, now: now))
+        memo.entries[keyID] = entry
+        memo.last = entry
+        return entry
+    }
+
+    /// The key's bucket from the shared map, made full for a new key. A key whose limit changed gets a new bucket
+    /// holding what the old one held, capped at the new burst.
+    private func shared(keyID: String, limit: Int, now: UInt64) -> Bucket {
+        buckets.withLock { buckets in
+            if let bucket = buckets[keyID], bucket.limit == limit { return bucket }
+            var fullAt = now
+            if let old = buckets[keyID] {
+                let held = min(Double(2 * limit), old.tokens(at: now, fullAt: old.fullAt.load(ordering: .relaxed)))
+                let interval = 1_000_000_000 / UInt64(limit)
+                fullAt = now + UInt64(((Double(2 * limit) - held) * Double(interval)).rounded(.up))
+            } else if buckets.count >= capacity {
+                prune(&buckets, now: now)
+            }
+            let bucket = Bucket(limit: limit, fullAt: fullAt)
+            buckets[keyID] = bucket
+            return bucket
         }
     }
 
-    private static func take(from bucket: inout Bucket, now: Double, limit: Int) -> RateLimitVerdict {
-        if bucket.limit != limit {
-            bucket.limit = limit
-            bucket.policyField = RateLimitVerdict.policyField(limit: limit)
-        }
-        let rate = Double(limit)
-        // A limit lowered since the bucket was filled caps it at the new burst at once.
-        bucket.tokens = min(2 * rate, bucket.tokens + max(0, now - bucket.updated) * rate)
-        // `now` was read before the lock: a thread that read it earlier must not move the bucket back in time.
-        bucket.updated = max(bucket.updated, now)
-        let allowed = bucket.tokens >= 1
-        if allowed { bucket.tokens -= 1 }
-        return RateLimitVerdict(limit: limit, allowed: allowed, tokens: bucket.tokens, policyField: bucket.policyField)
-    }
-
-    private func prune(_ buckets: inout [String: Bucket], now: Double) {
+    private func prune(_ buckets: inout [String: Bucket], now: UInt64) {
         let before = buckets.count
-        buckets = buckets.filter { _, bucket in now - bucket.updated < 2 }
+        buckets = buckets.filter { _, bucket in bucket.fullAt.load(ordering: .relaxed) > now }
         if buckets.count == before { buckets.removeAll(keepingCapacity: true) }
+        generation.add(1, ordering: .releasing)
     }
 
     /// The number of buckets kept (tests).
@@ -111,11 +216,16 @@ public struct RateLimitVerdict: Sendable, Equatable {
     /// in 2 seconds). The limiter keeps it with the bucket: it changes only with the limit.
     public let policyField: String
 
-    init(limit: Int, allowed: Bool, tokens: Double, policyField: String? = nil) {
+    /// `RateLimit`: the requests left now and the seconds until the bucket is full, `"default";r=R;t=T`.
+    public let stateField: String
+
+    init(limit: Int, allowed: Bool, tokens: Double, policyField: String? = nil, stateField: String? = nil) {
         self.limit = limit
         self.allowed = allowed
         self.tokens = tokens
         self.policyField = policyField ?? Self.policyField(limit: limit)
+        self.stateField =
+            stateField ?? Self.stateField(remaining: Self.remaining(tokens), reset: Self.reset(tokens, limit: limit))
     }
 
     /// The `RateLimit-Policy` field of a limit of `limit` requests per second.
@@ -125,41 +235,56 @@ public struct RateLimitVerdict: Sendable, Equatable {
     public var burst: Int { 2 * limit }
 
     /// Whole requests left now.
-    public var remaining: Int { max(0, Int(tokens.rounded(.down))) }
+    public var remaining: Int { Self.remaining(tokens) }
 
     /// Whole seconds until the bucket is full again (the draft's "reset": all of the quota available).
-    public var reset: Int { max(0, Int(((Double(burst) - tokens) / Double(limit)).rounded(.up))) }
+    public var reset: Int { Self.reset(tokens, limit: limit) }
 
     /// Whole seconds until the next request is allowed, at least 1: `Retry-After` of a 429.
     public var retryAfter: Int {
         max(1, Int(((1 - tokens) / Double(limit)).rounded(.up)))
     }
 
-    /// `RateLimit`: the requests left now and the seconds until the bucket is full, `"default";r=R;t=T`. Written
-    /// byte by byte into the string's one allocation: it is made for every answer to a limited key, and string
-    /// interpolation cost several times as much (docs/performance.md, "Rate limits").
-    public var stateField: String {
-        String(unsafeUninitializedCapacity: 48) { bytes in
-            var count = 0
-            func append(_ text: StaticString) {
-                text.withUTF8Buffer { for byte in $0 { bytes[count] = byte; count += 1 } }
-            }
-            func append(_ number: Int) {
-                let start = count
-                var rest = number
-                repeat {
-                    bytes[count] = UInt8(ascii: "0") + UInt8(rest % 10)
-                    count += 1
-                    rest /= 10
-                } while rest > 0
-                bytes[start..<count].reverse()
-            }
-            append("\"default\";r=")
-            append(remaining)
-            append(";t=")
-            append(reset)
-            return count
+    static func remaining(_ tokens: Double) -> Int { max(0, Int(tokens.rounded(.down))) }
+
+    static func reset(_ tokens: Double, limit: Int) -> Int {
+        max(0, Int(((Double(2 * limit) - tokens) / Double(limit)).rounded(.up)))
+    }
+
+    /// The `RateLimit` field saying `remaining` and `reset`. Written byte by byte into the string's one allocation:
+    /// string interpolation cost several times as much (docs/performance.md, "Rate limits").
+    static func stateField(remaining: Int, reset: Int) -> String {
+        String(unsafeUninitializedCapacity: 64) { bytes in
+            var count = write(#""default";r="#, into: bytes, at: 0)
+            count = write(remaining, into: bytes, at: count)
+            count = write(";t=", into: bytes, at: count)
+            return write(reset, into: bytes, at: count)
         }
+    }
+
+    /// Copies `text` into `bytes` from `start`; returns where it ended.
+    private static func write(_ text: StaticString, into bytes: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
+        let count = text.utf8CodeUnitCount
+        UnsafeMutableRawPointer(bytes.baseAddress! + start).copyMemory(from: text.utf8Start, byteCount: count)
+        return start + count
+    }
+
+    /// Writes `number` (not negative) in decimal into `bytes` from `start`; returns where it ended.
+    private static func write(_ number: Int, into bytes: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
+        var digits = 1
+        var scale = 10
+        while digits < 19, number >= scale {
+            digits += 1
+            scale &*= 10
+        }
+        var rest = number
+        var at = start + digits
+        repeat {
+            at -= 1
+            bytes[at] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        } while at > start
+        return start + digits
     }
 
     /// Adds `RateLimit-Policy` and `RateLimit`.
