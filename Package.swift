@@ -54,16 +54,20 @@ let package = Package(
             dependencies: ["FBSessionsCore", "Postgres", "Support", "Crypto", "InlineExecutor", "Tracing"],
             swiftSettings: swiftSettings
         ),
+        // API keys' rate limits: token buckets shared by the event loops (docs/performance.md, "Rate limits").
+        .target(name: "RateLimiting", dependencies: ["FBSessionsCore", "HTTPServer", "Support"], swiftSettings: swiftSettings),
         .target(
             name: "FBSessionsAPI",
-            dependencies: ["FBSessionsCore", "HTTPServer", "Crypto", "Support", "GraphVersions", "Tracing"],
+            dependencies: ["FBSessionsCore", "HTTPServer", "Crypto", "Support", "GraphVersions", "Tracing", "RateLimiting"],
             swiftSettings: swiftSettings
         ),
         // The answers the exact cache gives before the router (docs/architecture.md); nothing else depends on it
         // but the assembly.
         .target(
             name: "FBSessionsFastPath",
-            dependencies: ["FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "HTTPServer", "Postgres", "Support"],
+            dependencies: [
+                "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "HTTPServer", "Postgres", "Support", "RateLimiting",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -82,7 +86,7 @@ let package = Package(
             name: "FBSessionsService",
             dependencies: [
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsFastPath", "FBSessionsGraph", "HTTPServer",
-                "HTTPClient", "Postgres", "Support", "GraphVersions", "Tracing",
+                "HTTPClient", "Postgres", "Support", "GraphVersions", "Tracing", "RateLimiting",
             ],
             swiftSettings: swiftSettings
         ),
@@ -161,7 +165,7 @@ let package = Package(
             name: "FBSessionsAPITests",
             dependencies: [
                 "FBSessionsAPI", "FBSessionsCore", "FBSessionsGraph", "FBSessionsStorage", "FBSessionsService", "HTTPServer",
-                "HTTPClient", "Crypto", "Support", "TestSupport",
+                "HTTPClient", "Crypto", "Support", "TestSupport", "RateLimiting",
             ],
             swiftSettings: swiftSettings
         ),

@@ -3,6 +3,7 @@ import FBSessionsCore
 import FBSessionsStorage
 import Foundation
 import HTTPServer
+import RateLimiting
 
 /// The answers the exact cache gives with no I/O, before the router: a status, an owner's list, a picture and its
 /// description, when the cache holds everything the answer needs (docs/architecture.md, "The fast path").

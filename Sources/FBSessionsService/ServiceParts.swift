@@ -3,6 +3,7 @@ import FBSessionsCore
 import FBSessionsGraph
 import FBSessionsStorage
 import Foundation
+import RateLimiting
 import Support
 import Tracing
 

@@ -1,6 +1,7 @@
 import FBSessionsAPI
 import FBSessionsCore
 import GraphVersions
+import RateLimiting
 import Support
 import Tracing
 

@@ -3,6 +3,7 @@ import FBSessionsCore
 import FBSessionsService
 import Foundation
 import HTTPServer
+@testable import RateLimiting
 import Support
 import Testing
 import TestSupport

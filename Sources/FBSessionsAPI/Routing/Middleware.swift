@@ -1,5 +1,6 @@
 import FBSessionsCore
 import HTTPServer
+import RateLimiting
 import Tracing
 
 /// A step between the router and a route's handler: it sees the request's context before the handler and the

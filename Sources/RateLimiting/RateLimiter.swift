@@ -12,8 +12,9 @@ import Synchronization
 /// `rate_limited`.
 ///
 /// One limiter serves the whole process, and every answer to a keyed request passes it once: the router's
-/// ``RateLimitCheck`` (after ``KeyCheck``) and the answers given before the router, which call ``admit(_:)`` once
-/// they have their response. A key without a limit costs a nil check: nothing is counted, locked or added.
+/// `RateLimitCheck` (FBSessionsAPI, after `KeyCheck`) and the fast path's answers, which call ``admit(_:)`` once
+/// they have their response. A module of its own: its per-thread memo is a speed measure the API and the domain do
+/// not need to know of (docs/architecture.md). A key without a limit costs a nil check: nothing is counted, locked or added.
 ///
 /// Per instance: N instances together let a key make N times its limit; an operator who wants a cluster-wide limit
 /// divides it by the number of instances.
@@ -293,14 +294,4 @@ public struct RateLimitVerdict: Sendable, Equatable {
         headers.add("RateLimit", stateField)
     }
 
-    /// The error of a refused request: 429 `rate_limited` with `Retry-After` and both fields.
-    public var refusal: APIError {
-        var error = APIError(
-            429, .rateLimited,
-            "This API key may make \(limit) requests per second on this instance (bursts of \(burst)); "
-                + "retry after Retry-After seconds.")
-        error.headers.add("Retry-After", String(retryAfter))
-        addFields(to: &error.headers)
-        return error
-    }
 }
