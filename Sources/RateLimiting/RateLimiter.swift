@@ -14,7 +14,8 @@ import Synchronization
 /// One limiter serves the whole process, and every answer to a keyed request passes it once: the router's
 /// `RateLimitCheck` (FBSessionsAPI, after `KeyCheck`) and the fast path's answers, which call ``admit(_:)`` once
 /// they have their response. A module of its own: its per-thread memo is a speed measure the API and the domain do
-/// not need to know of (docs/architecture.md). A key without a limit costs a nil check: nothing is counted, locked or added.
+/// not need to know of (docs/architecture.md). A key without a limit costs a nil check: nothing is counted, locked
+/// or added.
 ///
 /// Per instance: N instances together let a key make N times its limit; an operator who wants a cluster-wide limit
 /// divides it by the number of instances.
@@ -149,7 +150,8 @@ public final class RateLimiter: Sendable {
             entry.stateSays = says
         }
         return RateLimitVerdict(
-            limit: limit, allowed: allowed, tokens: tokens, policyField: entry.policyField, stateField: entry.stateField)
+            limit: limit, allowed: allowed, tokens: tokens,
+            policyField: entry.policyField, stateField: entry.stateField)
     }
 
     /// This thread's entry for the key, from its memo, or from the shared map (then remembered).
@@ -264,7 +266,9 @@ public struct RateLimitVerdict: Sendable, Equatable {
     }
 
     /// Copies `text` into `bytes` from `start`; returns where it ended.
-    private static func write(_ text: StaticString, into bytes: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
+    private static func write(
+        _ text: StaticString, into bytes: UnsafeMutableBufferPointer<UInt8>, at start: Int
+    ) -> Int {
         let count = text.utf8CodeUnitCount
         UnsafeMutableRawPointer(bytes.baseAddress! + start).copyMemory(from: text.utf8Start, byteCount: count)
         return start + count

@@ -170,9 +170,9 @@ import TestSupport
     }
 
     @Test func aBucketDroppedFromTheMapIsNotTakenFromAnyMore() throws {
-        // This thread's memo holds k…a's bucket, half empty, when the map drops it (past a capacity of one, with no
-        // full bucket to drop, all of them go): the next request of k…a starts a fresh bucket (1 left after it), where
-        // the dropped one would have had none left.
+        // This thread's memo holds k…a's bucket, half empty, when the map drops it (past a capacity of one, with
+        // no full bucket to drop, all of them go): the next request of k…a starts a fresh bucket (1 left after it),
+        // where the dropped one would have had none left.
         let limiter = Self.limiter(ManualClock(), capacity: 1)
         let a = Self.caller("k0000000000a", limit: 1)
         #expect(limiter.admit(a)?.remaining == 1)
