@@ -40,11 +40,13 @@ public final class RateLimiter: Sendable {
         let policyField: String
         let fullAt: Atomic<UInt64>
 
-        init(limit: Int, fullAt: UInt64) {
+        /// A bucket holding `tokens` at `now` (capped at the burst): full, for a new key.
+        init(limit: Int, holding tokens: Double, at now: UInt64) {
             self.limit = limit
             interval = 1_000_000_000 / UInt64(limit)
             policyField = RateLimitVerdict.policyField(limit: limit)
-            self.fullAt = Atomic(fullAt)
+            let missing = Double(2 * limit) - min(Double(2 * limit), tokens)
+            fullAt = Atomic(now + UInt64((missing * Double(interval)).rounded(.up)))
         }
 
         /// Nanoseconds from empty to full: 2 × limit tokens.
@@ -180,15 +182,13 @@ public final class RateLimiter: Sendable {
     private func shared(keyID: String, limit: Int, now: UInt64) -> Bucket {
         buckets.withLock { buckets in
             if let bucket = buckets[keyID], bucket.limit == limit { return bucket }
-            var fullAt = now
+            var held = Double(2 * limit)
             if let old = buckets[keyID] {
-                let held = min(Double(2 * limit), old.tokens(at: now, fullAt: old.fullAt.load(ordering: .relaxed)))
-                let interval = 1_000_000_000 / UInt64(limit)
-                fullAt = now + UInt64(((Double(2 * limit) - held) * Double(interval)).rounded(.up))
+                held = old.tokens(at: now, fullAt: old.fullAt.load(ordering: .relaxed))
             } else if buckets.count >= capacity {
                 prune(&buckets, now: now)
             }
-            let bucket = Bucket(limit: limit, fullAt: fullAt)
+            let bucket = Bucket(limit: limit, holding: held, at: now)
             buckets[keyID] = bucket
             return bucket
         }
