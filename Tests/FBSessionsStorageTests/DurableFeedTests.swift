@@ -34,15 +34,6 @@ struct DurableFeedTests {
         return (cluster, admin)
     }
 
-    private func setStandby(_ name: String?, on admin: PostgresConnection) throws {
-        if let name {
-            try admin.simpleQuery(unsafeSQL: "ALTER SYSTEM SET synchronous_standby_names TO '\(name)'")
-        } else {
-            try admin.simpleQuery(unsafeSQL: "ALTER SYSTEM RESET synchronous_standby_names")
-        }
-        try admin.simpleQuery(unsafeSQL: "SELECT pg_reload_conf()")
-    }
-
     /// A store on a pool of one connection, so that what that connection's backend has loaded of the server's
     /// configuration can be checked through the pool.
     private func store(_ cluster: Cluster) -> (PostgresEventStore, PostgresPool) {
@@ -73,8 +64,8 @@ struct DurableFeedTests {
         try admin.execute("INSERT INTO events (app_id, type) VALUES ('app_1', 'session.created')")
         #expect(try await events.events(appID: "app_1", after: nil, limit: 10).events.count == 1)
 
-        try setStandby("phantom", on: admin)
-        try await awaitStandbySetting("phantom", through: pool)
+        try PhantomStandby.require(on: cluster, admin: admin)
+        try await awaitStandbySetting(PhantomStandby.name, through: pool)
         try admin.execute("INSERT INTO events (app_id, type) VALUES ('app_1', 'session.closed')")
         // Visible on the primary, not on the standby: the feed gives up at its deadline rather than show it.
         let started = ContinuousClock.now
@@ -84,7 +75,7 @@ struct DurableFeedTests {
         #expect(ContinuousClock.now - started < .seconds(4))
 
         // Once the standby has it (here: once no standby is required), the feed shows it, after the first.
-        try setStandby(nil, on: admin)
+        try PhantomStandby.release(admin: admin)
         var page: EventPage?
         for _ in 0..<50 where page == nil {
             page = try? await events.events(appID: "app_1", after: nil, limit: 10)

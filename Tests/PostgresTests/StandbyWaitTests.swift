@@ -23,23 +23,8 @@ struct StandbyWaitTests {
         try cluster.start()
         let admin = try PostgresConnection(connectionString: cluster.connectionURL())
         try admin.simpleQuery(unsafeSQL: "CREATE TABLE t (id int)")
-        try admin.simpleQuery(unsafeSQL: "ALTER SYSTEM SET synchronous_standby_names TO 'phantom'")
-        try admin.simpleQuery(unsafeSQL: "SELECT pg_reload_conf()")
-        // A reload reaches the postmaster (and so the backends it forks next) a moment after pg_reload_conf().
-        for _ in 0..<100 {
-            let probe = try PostgresConnection(connectionString: cluster.connectionURL())
-            defer { probe.close() }
-            let current = try probe.query("SELECT current_setting('synchronous_standby_names') AS s")
-            if try current.first?.decode("s", as: String.self) == "phantom" { break }
-            usleep(20_000)
-        }
+        try PhantomStandby.require(on: cluster, admin: admin)
         return (cluster, admin)
-    }
-
-    /// Lets commits go without a standby again: what the standby's acknowledgement does for a waiting commit.
-    private func releaseTheStandbyWait(_ admin: PostgresConnection) throws {
-        try admin.simpleQuery(unsafeSQL: "ALTER SYSTEM RESET synchronous_standby_names")
-        try admin.simpleQuery(unsafeSQL: "SELECT pg_reload_conf()")
     }
 
     /// A connection as the service makes them, whose statements give up after 1 s plus the margin.
@@ -88,7 +73,7 @@ struct StandbyWaitTests {
         #expect(PostgresCanceller.shared.statistics.sent == cancelsBefore.sent)
         #expect(PostgresCanceller.shared.statistics.pending == 0)
         // The standby's acknowledgement (here: no standby required any more) is what makes it visible.
-        try releaseTheStandbyWait(admin)
+        try PhantomStandby.release(admin: admin)
         #expect(await TestDatabase.eventually(timeout: .seconds(5)) { (try? rows(admin)) == 1 })
     }
 
@@ -175,7 +160,7 @@ struct StandbyWaitTests {
             }
         }
         #expect(error?.code == .timedOut)
-        try releaseTheStandbyWait(admin)
+        try PhantomStandby.release(admin: admin)
         let reader = try writer(cluster)
         defer { reader.close() }
         let seen = await TestDatabase.eventually(timeout: .seconds(5)) {
