@@ -7,6 +7,17 @@ struct SessionRead: Sendable {
     let appID: String
 }
 
+/// One token read: a session of an app, and who reads its token (nil: a read the service makes for itself, which
+/// leaves no audit entry).
+struct TokenRead: Sendable {
+    let id: String
+    let appID: String
+    let stamp: AuditStamp?
+}
+
+/// A session as a token read finds it, with its sealed token (nil when it holds none).
+typealias SealedSession = (session: Session, sealed: Keyring.Sealed?)
+
 /// One owner's list read: an owner of an app.
 struct OwnerListRead: Sendable {
     let owner: String
@@ -91,5 +102,46 @@ extension PostgresSessionStore {
         }
         warnNoticed(in: rows, on: connection, expiryWarning: expiryWarning)
         return answers
+    }
+
+    /// Token reads, each with its `token.read` entry when it has a stamp, in one statement (a data-modifying CTE)
+    /// and so one commit: a token is never handed out without its entry, and under load many reads share the
+    /// commit that makes their entries durable (docs/api-contract.md, "Audit log").
+    ///
+    /// An entry is written when the session is live, of kind `standard` and holds a token: when the caller is
+    /// about to get it (a token no key opens still leaves its entry). The entries go in in the requests' order.
+    /// An unstamped read passes empty strings for the actor and the request id, which `NULLIF` turns into "no entry"
+    /// and "no request id" (a text array holds no NULL here).
+    static func fetchTokens(_ connection: PostgresConnection, _ reads: [TokenRead]) throws
+        -> [Result<SealedSession?, any Error>]
+    {
+        let rows = try connection.query(
+            """
+            WITH found AS (
+                SELECT r.i AS batch_index, NULLIF(r.actor, '')::jsonb AS reader, NULLIF(r.request_id, '') AS request_id,
+                    \(unsafeSQL: SessionRow.columns), s.token_key_id, s.token_box
+                FROM unnest(\(reads.map(\.id))::text[], \(reads.map(\.appID))::text[],
+                        \(reads.map { $0.stamp?.actor.json ?? "" })::text[],
+                        \(reads.map { $0.stamp?.requestID ?? "" })::text[])
+                    WITH ORDINALITY AS r(session_id, app_id, actor, request_id, i)
+                LEFT JOIN \(unsafeSQL: SessionRow.joined) ON s.id = r.session_id AND s.app_id = r.app_id
+            ), noted AS (
+                INSERT INTO audit_log (app_id, action, actor, target, request_id)
+                SELECT found.app_id, 'token.read', found.reader, jsonb_build_object('kind', 'session', 'id', found.id),
+                    found.request_id
+                FROM found
+                WHERE found.reader IS NOT NULL AND found.id IS NOT NULL AND found.state <> 'closed'
+                    AND found.login_kind = 'standard' AND found.token_box IS NOT NULL
+                ORDER BY found.batch_index
+            )
+            SELECT * FROM found
+            """)
+        return BatchAnswers.byIndex(rows, count: reads.count) { _, row in
+            guard try row.decode("id", as: String?.self) != nil else { return nil }
+            let sealed = try row.decode("token_key_id", as: String?.self).map {
+                Keyring.Sealed(keyID: $0, box: try row.decode("token_box", as: [UInt8].self))
+            }
+            return (try SessionRow.session(from: row), sealed)
+        }
     }
 }

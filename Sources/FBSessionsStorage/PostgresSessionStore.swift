@@ -16,6 +16,7 @@ public struct PostgresSessionStore: SessionStore {
     private let keyring: Keyring
     private let statusReads: ReadBatcher<SessionRead, Session?>
     private let ownerReads: ReadBatcher<OwnerListRead, [Session]>
+    private let tokenReads: ReadBatcher<TokenRead, SealedSession?>
     private let cache: ExactCache?
     /// Seconds before a deadline that `session.expiring` is written (`FBS_EXPIRY_WARNING`; 0: never).
     let expiryWarning: Double
@@ -43,6 +44,7 @@ public struct PostgresSessionStore: SessionStore {
         ownerReads = ReadBatcher(database: database) { connection, reads in
             try Self.fetchOwnerLists(connection, reads, expiryWarning: warning)
         }
+        tokenReads = ReadBatcher(database: database) { connection, reads in try Self.fetchTokens(connection, reads) }
     }
 
     public func storeLogin(_ login: LoginRecord) async throws -> StoredLogin {
@@ -153,6 +155,9 @@ public struct PostgresSessionStore: SessionStore {
         return (status.batches + lists.batches, status.reads + lists.reads)
     }
 
+    /// Statements run and requests answered by the batched token reads (tests, diagnostics).
+    public var tokenReadStatistics: (batches: Int, reads: Int) { tokenReads.statistics }
+
     /// From the exact cache or batched with other requests' list reads, like ``session(id:appID:)``.
     public func sessions(owner: String, appID: String) async throws -> [Session] {
         let read = OwnerListRead(owner: owner, appID: appID)
@@ -167,42 +172,12 @@ public struct PostgresSessionStore: SessionStore {
         try await sessionWithToken(id: id, appID: appID, readBy: nil)
     }
 
-    /// With a `stamp`, the read and its `token.read` entry are one statement (a data-modifying CTE): no round trip
-    /// of its own, and no token handed out without its entry. The entry is written when the session is live, of kind
-    /// `standard` and holds a token: when the caller is about to get it (a token no key opens still leaves its entry).
+    /// With a `stamp`, the read and its `token.read` entry are one statement, batched with other requests' token
+    /// reads (``fetchTokens(_:_:)``): no round trip of its own, and no token handed out without its entry.
     public func sessionWithToken(id: String, appID: String, readBy stamp: AuditStamp?) async throws
         -> (session: Session, token: String)?
     {
-        let found: (Session, Keyring.Sealed?)? = try await database.run { connection in
-            let rows: PostgresRows
-            if let stamp {
-                rows = try connection.query(
-                    """
-                    WITH found AS (
-                        SELECT \(unsafeSQL: SessionRow.columns), s.token_key_id, s.token_box \(unsafeSQL: SessionRow.from)
-                        WHERE s.id = \(id) AND s.app_id = \(appID)
-                    ), noted AS (
-                        INSERT INTO audit_log (app_id, action, actor, target, request_id)
-                        SELECT \(appID), 'token.read', \(stamp.actor.json)::jsonb,
-                               jsonb_build_object('kind', 'session', 'id', found.id), \(stamp.requestID)
-                        FROM found
-                        WHERE found.state <> 'closed' AND found.login_kind = 'standard' AND found.token_box IS NOT NULL
-                    )
-                    SELECT * FROM found
-                    """)
-            } else {
-                rows = try connection.query(
-                    """
-                    SELECT \(unsafeSQL: SessionRow.columns), s.token_key_id, s.token_box \(unsafeSQL: SessionRow.from)
-                    WHERE s.id = \(id) AND s.app_id = \(appID)
-                    """)
-            }
-            guard let row = rows.first else { return nil }
-            let sealed = try row.decode("token_key_id", as: String?.self).map {
-                Keyring.Sealed(keyID: $0, box: try row.decode("token_box", as: [UInt8].self))
-            }
-            return (try SessionRow.session(from: row), sealed)
-        }
+        let found = try await tokenReads.load(TokenRead(id: id, appID: appID, stamp: stamp))
         guard let (session, sealed) = found else { return nil }
         guard session.state != .closed, let sealed else { throw SessionError.closed }
         return (session, try open(sealed, sessionID: session.id))

@@ -79,6 +79,61 @@ import TestSupport
         }
     }
 
+    /// Concurrent token reads share statements (and so commits), and each still gets its own answer and leaves
+    /// exactly its own entry: its request id, its session; none for a read that hands nothing out.
+    @Test func concurrentTokenReadsAreBatchedAndEachLeavesItsOwnEntry() async throws {
+        let harness = try await SessionHarness()
+        defer { harness.stop() }
+        var ids: [String] = []
+        for owner in ["t-1", "t-2", "t-3", "t-closed"] {
+            let (_, token) = try harness.userToken()
+            ids.append(try #require(try await harness.login(owner: owner, token: token).json["id"] as? String))
+        }
+        let closed = ids.removeLast()
+        #expect(try await harness.call("DELETE", "/v1/sessions/\(closed)").status == 200)
+        let otherKey = try await PostgresAppStoreFactory.otherAppKey(harness)
+        let entriesBefore = try await Self.rawRows(harness).count
+
+        var requests: [(id: String, key: String, status: Int)] = []
+        for round in 0..<30 {
+            requests.append((ids[round % ids.count], harness.key, 200))
+            if round % 5 == 0 {
+                requests.append(("ses_unknownunknown\(1000 + round)", harness.key, 404))
+                requests.append((closed, harness.key, 410))
+                requests.append((ids[0], otherKey, 404))
+            }
+        }
+        let before = harness.store.tokenReadStatistics
+        var served: [String: String] = [:]  // request id -> session id, for every token handed out
+        try await withThrowingTaskGroup(of: (Int, SessionHarness.Reply).self) { group in
+            for (index, request) in requests.enumerated() {
+                group.addTask { (index, try await harness.call("GET", "/v1/sessions/\(request.id)/token", key: request.key)) }
+            }
+            for try await (index, reply) in group {
+                let request = requests[index]
+                #expect(reply.status == request.status, "\(request.id): \(reply.status)")
+                if reply.status == 200 {
+                    served[try #require(reply.header("X-Request-Id"))] = request.id
+                }
+            }
+        }
+        let after = harness.store.tokenReadStatistics
+        #expect(after.reads - before.reads == requests.count)
+        #expect(after.batches - before.batches < after.reads - before.reads, "the reads were not coalesced")
+
+        let reads = try await Self.entries(harness) { entries in
+            entries.filter { $0["action"] as? String == "token.read" }.count >= served.count
+        }.filter { $0["action"] as? String == "token.read" }
+        #expect(reads.count == served.count)
+        for entry in reads {
+            let requestID = try #require(entry["request_id"] as? String)
+            #expect(served[requestID] != nil && Self.target(entry)["id"] as? String == served[requestID], "\(entry)")
+        }
+        #expect(Set(reads.compactMap { $0["request_id"] as? String }).count == served.count, "an entry twice")
+        // Nothing for the other app either: the reads that found nothing wrote nothing anywhere.
+        #expect(try await Self.rawRows(harness).count == entriesBefore + served.count)
+    }
+
     @Test func tokenReadsLeaveNoEntryOnlyWhenTheBenchTurnsThemOff() async throws {
         let harness = try await SessionHarness { parts in parts.settings.auditTokenReads = false }
         defer { harness.stop() }
