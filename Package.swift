@@ -96,7 +96,10 @@ let package = Package(
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService",
                 "GraphEmulator", "HTTPServer", "HTTPClient", "Postgres", "Crypto", "Support", "LocalCluster", "GraphVersions",
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            // mimalloc serves malloc in release builds (docs/performance.md, "The allocator"). Not in debug builds:
+            // the sanitizers bring their own allocator.
+            linkerSettings: [.linkedLibrary("mimalloc", .when(configuration: .release))]
         ),
 
         // Test helpers shared by the test targets.

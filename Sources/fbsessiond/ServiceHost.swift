@@ -48,7 +48,9 @@ enum ServiceHost {
             service.shutdown()
             throw CommandFailure(error.description)
         }
-        runtime.logger.info("listening", ["address": .string("\(settings.listenHost):\(server.port)")])
+        runtime.logger.info(
+            "listening",
+            ["address": .string("\(settings.listenHost):\(server.port)"), "allocator": .string(ProcessMemory.allocator)])
         for warning in settings.warnings { runtime.logger.warning(warning) }
         service.notifications.start()
         service.webhooks.start()
