@@ -96,10 +96,7 @@ let package = Package(
                 "FBSessionsCore", "FBSessionsStorage", "FBSessionsAPI", "FBSessionsGraph", "FBSessionsService",
                 "GraphEmulator", "HTTPServer", "HTTPClient", "Postgres", "Crypto", "Support", "LocalCluster", "GraphVersions",
             ],
-            swiftSettings: swiftSettings,
-            // mimalloc serves malloc in release builds (docs/performance.md, "The allocator"). Not in debug builds:
-            // the sanitizers bring their own allocator.
-            linkerSettings: [.linkedLibrary("mimalloc", .when(configuration: .release))]
+            swiftSettings: swiftSettings
         ),
 
         // Test helpers shared by the test targets.

@@ -27,7 +27,7 @@ repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
 
 # The runtime libraries of the binary, plus CA certificates (HTTPS to Graph) and the client tools backup.sh uses.
-runtime_packages=(libmicrohttpd12 libpq5 libcurl4 libssl3 libmimalloc2.0 ca-certificates postgresql-client)
+runtime_packages=(libmicrohttpd12 libpq5 libcurl4 libssl3 ca-certificates postgresql-client)
 service_user=fbsessiond
 unit_name=fbsessiond.service
 

@@ -4,7 +4,7 @@
 # Pure bash on purpose: these helpers run before anything is built.
 
 # The Debian packages the build and the tests need (pgbouncer: the tests behind a transaction-mode pooler).
-FBS_PACKAGES=(libmicrohttpd-dev libcurl4-openssl-dev libpq-dev libssl-dev libmimalloc-dev pkg-config postgresql-15 pgbouncer)
+FBS_PACKAGES=(libmicrohttpd-dev libcurl4-openssl-dev libpq-dev libssl-dev pkg-config postgresql-15 pgbouncer)
 # The HA check's (tools/ha/run): etcd, Patroni with its etcd client, HAProxy, PgBouncer, nginx, and Prometheus
 # (which fires deploy/observability's alerts there; its promtool also checks the rules in the system check `alerts`).
 # Debian may start some of them as services on install (nginx on :80, etcd on :2379, PgBouncer on :6432, Prometheus

@@ -2,43 +2,27 @@ internal import CMallocShims
 import Foundation
 import Support
 
-/// The allocator's settings for a long-running service, and giving freed memory back (docs/performance.md,
-/// "The allocator").
+/// glibc's allocator settings for a long-running service, and giving freed memory back (docs/performance.md).
 ///
-/// Release builds of `fbsessiond` link mimalloc, which replaces glibc's malloc for the whole process: its
-/// per-thread heaps take frees from other threads without a lock (a request's blocks are allocated on an event
-/// loop and freed on a pool worker, and the reverse), which glibc's arenas do under a lock. ``configure()`` then only
-/// tells mimalloc to give freed pages back at once. Every other build (tests, the sanitizer builds) runs on glibc.
-///
-/// Under glibc: glibc gives each thread that allocates under contention its own arena (up to 8 per core), and keeps freed
+/// glibc gives each thread that allocates under contention its own arena (up to 8 per core), and keeps freed
 /// memory inside them; with libmicrohttpd's threads, the database pool's threads and Swift's cooperative threads
 /// all allocating, the resident size after a burst of load stayed 10 to 20 MiB above the idle figure for good.
 ///
 /// The allocator calls go through `CMallocShims` (`<malloc.h>` is not in Swift's Glibc module).
 ///
-/// Thread safety: `configure` must run before other threads start (first thing in `main`); `startReclaiming`
+/// Thread safety: `limitArenas` must run before other threads start (first thing in `main`); `startReclaiming`
 /// once; the timer runs on a serial Dispatch queue.
 public enum ProcessMemory {
-    /// The allocator that serves `malloc` in this process: `mimalloc` or `glibc`.
-    public static let allocator: String = fbs_allocator_is_mimalloc() != 0 ? "mimalloc" : "glibc"
-
-    /// Sets the allocator up: mimalloc gives freed pages back at once; glibc gets at most `arenas` arenas. Call
-    /// before any thread is started.
-    public static func configure(glibcArenas arenas: Int = 2) {
-        if allocator == "mimalloc" {
-            fbs_mimalloc_configure()
-        } else {
-            _ = fbs_malloc_set_arena_max(Int32(clamping: arenas))
-        }
+    /// Caps the number of malloc arenas. Call before any thread is started.
+    public static func limitArenas(_ count: Int) {
+        _ = fbs_malloc_set_arena_max(Int32(clamping: count))
     }
 
     /// Every `interval` seconds, when the arenas' free memory changed by `minimumBytes` or more since the last
     /// trim (a burst of load came and went), returns the free pages of every arena to the system
     /// (`malloc_trim`). The check is one call of `mallinfo2`; the trim takes each arena's lock briefly, so it
     /// runs only after such a change, not every second while idle.
-    /// Under mimalloc, which gives pages back itself (``configure(glibcArenas:)``), this does nothing.
     public static func startReclaiming(every interval: Double = 1, minimumBytes: Int = 1 << 20) {
-        guard allocator == "glibc" else { return }
         // The arenas' free bytes after the last trim. Only the timer's serial queue touches it, so the lock is never
         // contended (two uncontended locks a second).
         let last = Locked(0)

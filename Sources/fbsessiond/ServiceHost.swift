@@ -48,9 +48,7 @@ enum ServiceHost {
             service.shutdown()
             throw CommandFailure(error.description)
         }
-        runtime.logger.info(
-            "listening",
-            ["address": .string("\(settings.listenHost):\(server.port)"), "allocator": .string(ProcessMemory.allocator)])
+        runtime.logger.info("listening", ["address": .string("\(settings.listenHost):\(server.port)")])
         for warning in settings.warnings { runtime.logger.warning(warning) }
         service.notifications.start()
         service.webhooks.start()
