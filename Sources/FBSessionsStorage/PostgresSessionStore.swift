@@ -173,7 +173,7 @@ public struct PostgresSessionStore: SessionStore {
     }
 
     /// With a `stamp`, the read and its `token.read` entry are one statement, batched with other requests' token
-    /// reads (``fetchTokens(_:_:)``): no round trip of its own, and no token handed out without its entry.
+    /// reads (``fetchTokens(_:_:)``): the entry costs no round trip of its own, and no token is handed out without it.
     public func sessionWithToken(id: String, appID: String, readBy stamp: AuditStamp?) async throws
         -> (session: Session, token: String)?
     {
